@@ -1,0 +1,284 @@
+/*
+ * mpidht — a distributed hash table that lives inside an MPI application.
+ *
+ * Every process of a communicator contributes part of its memory to one
+ * table; any process reads or writes any key with MPI-3 one-sided
+ * communication (MPI_Get, MPI_Put, MPI_Compare_and_swap, MPI_Fetch_and_op).
+ * There is no server and no progress thread.
+ *
+ * Conventions for every call in this header
+ *   - Every call returns an mpidht_status_t. MPIDHT_OK (0) means success;
+ *     MPIDHT_NOT_FOUND is a normal outcome of read and remove, not an error;
+ *     every other value is an error whose message mpidht_strerror() gives.
+ *   - An error never aborts the process and never leaves the table in a
+ *     state other than the one documented for the call.
+ *   - Calls marked COLLECTIVE must be entered by every process of the
+ *     table's communicator; they return the same status on every process.
+ *     All other calls are local to the calling process (one-sided) and may
+ *     be made concurrently by any subset of processes.
+ *   - A table handle must not be used by two threads at the same time.
+ *
+ * Bucket layout (bytes; K = key_size, V = value_size). Every bucket is
+ * padded to a multiple of 8 bytes so that 8-byte lock words stay aligned
+ * and a bucket never straddles a cache line more than it must:
+ *
+ *   coarse     | meta 1 | key K | value V | pad |            1 + K + V
+ *   fine       | lock 8 | meta 1 | key K | value V | pad |   9 + K + V
+ *   lock-free  | csum 4 | meta 1 | key K | value V | pad |   5 + K + V
+ *
+ * meta: bit 0 = occupied, bit 1 = invalid (lock-free: a reader saw the
+ * checksum fail twice). csum is XXH32 over key and value. The lock word is
+ * 0 when free, counts readers in its low bits, and is at least
+ * MPIDHT_FINE_EXCLUSIVE while a writer owns the bucket. A write never
+ * touches the lock word: data puts start at the meta byte.
+ */
+#ifndef MPIDHT_H
+#define MPIDHT_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPIDHT_VERSION_MAJOR 0
+#define MPIDHT_VERSION_MINOR 1
+#define MPIDHT_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------ */
+/* Status codes                                                        */
+/* ------------------------------------------------------------------ */
+
+/* One list yields the enum and the messages (src/status.c). */
+#define MPIDHT_STATUS_LIST(X)                                                  \
+    X(MPIDHT_OK, "success")                                                    \
+    X(MPIDHT_NOT_FOUND, "key not found")                                       \
+    X(MPIDHT_ERR_NULL_ARGUMENT, "a required pointer argument is NULL")         \
+    X(MPIDHT_ERR_INVALID_HANDLE,                                               \
+      "the table handle is NULL or the table has been freed")                  \
+    X(MPIDHT_ERR_MPI_NOT_INITIALIZED,                                          \
+      "MPI is not initialized, or already finalized")                          \
+    X(MPIDHT_ERR_INVALID_COMM, "the communicator is MPI_COMM_NULL or an "      \
+                               "intercommunicator")                            \
+    X(MPIDHT_ERR_PARAMS_VERSION,                                               \
+      "the parameter struct was not set up with mpidht_params_init()")         \
+    X(MPIDHT_ERR_KEY_SIZE, "key_size must be between 1 and MPIDHT_MAX_KEY_SIZE") \
+    X(MPIDHT_ERR_VALUE_SIZE,                                                   \
+      "value_size must be between 1 and MPIDHT_MAX_VALUE_SIZE")                \
+    X(MPIDHT_ERR_UNKNOWN_PROTOCOL, "unknown consistency protocol")             \
+    X(MPIDHT_ERR_UNKNOWN_WINDOW, "unknown window kind")                        \
+    X(MPIDHT_ERR_CANDIDATES,                                                   \
+      "candidates must be between 1 and MPIDHT_MAX_CANDIDATES (0 = default)")  \
+    X(MPIDHT_ERR_BUDGET_TOO_SMALL,                                             \
+      "the memory budget is non-zero but smaller than one bucket")             \
+    X(MPIDHT_ERR_BUDGET_TOO_LARGE,                                             \
+      "the memory budget exceeds 2^32 buckets per process or the physical "    \
+      "memory of the node")                                                    \
+    X(MPIDHT_ERR_NO_STORAGE,                                                   \
+      "no process of the communicator contributes memory to the table")        \
+    X(MPIDHT_ERR_MISMATCHED_PARAMS,                                            \
+      "key size, value size, protocol, window kind, candidates or hash "       \
+      "function differ between processes")                                     \
+    X(MPIDHT_ERR_WINDOW_UNSUPPORTED,                                           \
+      "the requested window kind cannot be used here (a shared window needs "  \
+      "all processes on one node, or the MPI library refused to create it)")   \
+    X(MPIDHT_ERR_NO_MEMORY, "out of memory")                                   \
+    X(MPIDHT_ERR_MPI, "an MPI call failed")                                    \
+    X(MPIDHT_ERR_PEER, "the call failed on another process of the "            \
+                       "communicator")
+
+typedef enum mpidht_status {
+#define MPIDHT_STATUS_ENUM_(name, message) name,
+    MPIDHT_STATUS_LIST(MPIDHT_STATUS_ENUM_)
+#undef MPIDHT_STATUS_ENUM_
+    MPIDHT_STATUS_COUNT_
+} mpidht_status_t;
+
+/* Returns a static, human-readable message for any status value; never
+ * NULL (an out-of-range value yields "unknown status"). */
+const char *mpidht_strerror(mpidht_status_t status);
+
+/* ------------------------------------------------------------------ */
+/* Creation parameters                                                 */
+/* ------------------------------------------------------------------ */
+
+#define MPIDHT_MAX_KEY_SIZE ((size_t)1 << 20)   /* 1 MiB */
+#define MPIDHT_MAX_VALUE_SIZE ((size_t)1 << 26) /* 64 MiB */
+#define MPIDHT_MAX_CANDIDATES 16
+#define MPIDHT_DEFAULT_CANDIDATES 6 /* POET's index count for 3-byte indices */
+#define MPIDHT_MAX_BUCKETS_PER_PROCESS ((uint64_t)1 << 32)
+#define MPIDHT_FINE_EXCLUSIVE ((int64_t)0x10000000)
+
+typedef enum mpidht_protocol {
+    /* MPI_Win_lock on the target's whole window per operation: shared for
+     * reads, exclusive for writes and removes. Simple, serialises writers. */
+    MPIDHT_PROTOCOL_COARSE = 1,
+    /* An 8-byte lock word per bucket inside one MPI_Win_lock_all epoch;
+     * writers take it with MPI_Compare_and_swap, readers register with
+     * MPI_Fetch_and_op. */
+    MPIDHT_PROTOCOL_FINE = 2,
+    /* No locks; a 32-bit checksum per bucket. A reader that sees a mismatch
+     * re-reads once, then marks that bucket invalid and reports a miss. */
+    MPIDHT_PROTOCOL_LOCKFREE = 3
+} mpidht_protocol_t;
+
+typedef enum mpidht_window_kind {
+    /* MPI_Win_allocate_shared when all processes share one node (fastest:
+     * Open MPI uses osc sm), otherwise MPI_Win_allocate. See README,
+     * "Windows", for why, and for Open MPI 4.x's CAS crash. */
+    MPIDHT_WINDOW_AUTO = 0,
+    MPIDHT_WINDOW_SHARED = 1,   /* MPI_Win_allocate_shared; one node only */
+    MPIDHT_WINDOW_ALLOCATE = 2, /* MPI_Win_allocate */
+    MPIDHT_WINDOW_CREATE = 3    /* MPI_Alloc_mem + MPI_Win_create */
+} mpidht_window_kind_t;
+
+/* A hash function maps key_size bytes at key to 64 bits. It must give the
+ * same result for the same bytes on every process. Any function is
+ * correct, even a constant one (the table then degenerates to
+ * `candidates` buckets on one process); quality only affects speed. */
+typedef uint64_t (*mpidht_hash_fn)(const void *key, size_t key_size,
+                                   void *user_data);
+
+typedef struct mpidht_params {
+    size_t struct_size;          /* set by mpidht_params_init; do not touch */
+    size_t key_size;             /* bytes per key, required */
+    size_t value_size;           /* bytes per value, required */
+    size_t memory_per_process;   /* bytes this process hosts; 0 = none */
+    mpidht_protocol_t protocol;  /* default MPIDHT_PROTOCOL_LOCKFREE */
+    mpidht_window_kind_t window; /* default MPIDHT_WINDOW_AUTO */
+    unsigned candidates;         /* buckets probed per key; 0 = default */
+    mpidht_hash_fn hash;         /* NULL = XXH3-64 from libxxhash */
+    void *hash_user_data;        /* passed to hash unchanged */
+    /* New fields are appended here; struct_size lets old callers work. */
+} mpidht_params_t;
+
+/* Fills *params with the defaults above and zero sizes. Returns
+ * MPIDHT_ERR_NULL_ARGUMENT if params is NULL. */
+mpidht_status_t mpidht_params_init(mpidht_params_t *params);
+
+/* ------------------------------------------------------------------ */
+/* Table lifetime                                                      */
+/* ------------------------------------------------------------------ */
+
+typedef struct mpidht mpidht_t;
+
+/* COLLECTIVE over comm. Creates a table; *table receives the handle on
+ * success and NULL on failure.
+ * Requires: MPI initialised; comm an intracommunicator; params from
+ *   mpidht_params_init with key_size, value_size, protocol, window,
+ *   candidates and hash equal on every process. memory_per_process may
+ *   differ between processes and may be 0 on some of them (those processes
+ *   use the table without hosting any of it), but not on all.
+ * Guarantees: every hosted bucket is empty; the communicator is duplicated,
+ *   so the caller may free comm afterwards; if any process fails, every
+ *   process returns an error (MPIDHT_ERR_PEER where the fault was
+ *   elsewhere) and nothing is left allocated. */
+mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
+                              mpidht_t **table);
+
+/* COLLECTIVE. Frees the table and sets *table to NULL, so that a later
+ * call with the same variable returns MPIDHT_ERR_INVALID_HANDLE. */
+mpidht_status_t mpidht_free(mpidht_t **table);
+
+/* ------------------------------------------------------------------ */
+/* Operations (one-sided, local to the caller)                        */
+/* ------------------------------------------------------------------ */
+
+/* Copies the value stored for key (key_size bytes) into value (value_size
+ * bytes). Returns MPIDHT_OK on a hit, MPIDHT_NOT_FOUND on a miss (value is
+ * then left untouched). A hit never returns a torn value or the value of
+ * another key, under every protocol. */
+mpidht_status_t mpidht_read(mpidht_t *table, const void *key, void *value);
+
+typedef enum mpidht_write_outcome {
+    MPIDHT_WRITE_INSERTED = 0, /* stored in an empty or invalid bucket */
+    MPIDHT_WRITE_UPDATED = 1,  /* the key was present; value replaced */
+    MPIDHT_WRITE_EVICTED = 2   /* all candidates held other keys; the last
+                                  one was overwritten */
+} mpidht_write_outcome_t;
+
+/* Stores value for key. Probes the key's candidate buckets; a bucket that
+ * already holds key is updated in place, otherwise the first empty or
+ * invalid candidate is taken, otherwise the last candidate is evicted.
+ * outcome may be NULL. */
+mpidht_status_t mpidht_write(mpidht_t *table, const void *key,
+                             const void *value,
+                             mpidht_write_outcome_t *outcome);
+
+/* Removes key from every candidate bucket that holds it. Returns MPIDHT_OK
+ * if at least one bucket held it, MPIDHT_NOT_FOUND otherwise. */
+mpidht_status_t mpidht_remove(mpidht_t *table, const void *key);
+
+/* ------------------------------------------------------------------ */
+/* Statistics and introspection                                        */
+/* ------------------------------------------------------------------ */
+
+/* One list yields the struct fields and their names. */
+#define MPIDHT_STATS_LIST(X)                                                   \
+    X(reads, "read calls")                                                     \
+    X(hits, "reads that found the key")                                        \
+    X(misses, "reads that did not find the key")                               \
+    X(writes, "write calls")                                                   \
+    X(updates, "writes that replaced the value of a present key")              \
+    X(evictions, "writes that overwrote another key")                          \
+    X(removes, "remove calls that removed the key")                            \
+    X(checksum_retries, "lock-free re-reads after a checksum mismatch")        \
+    X(corrupt_reads, "lock-free buckets marked invalid after two mismatches")  \
+    X(lock_retries, "failed lock attempts and restarted fine-grained writes")
+
+typedef struct mpidht_stats {
+#define MPIDHT_STATS_FIELD_(name, description) uint64_t name;
+    MPIDHT_STATS_LIST(MPIDHT_STATS_FIELD_)
+#undef MPIDHT_STATS_FIELD_
+} mpidht_stats_t;
+
+#define MPIDHT_STATS_FIELD_COUNT_(name, description) +1
+enum { MPIDHT_STATS_COUNT = 0 MPIDHT_STATS_LIST(MPIDHT_STATS_FIELD_COUNT_) };
+#undef MPIDHT_STATS_FIELD_COUNT_
+
+/* Name and description of counter i (0 <= i < MPIDHT_STATS_COUNT) in
+ * declaration order; NULL for any other i. */
+const char *mpidht_stats_name(int i);
+const char *mpidht_stats_description(int i);
+/* Value of counter i of *stats; 0 if stats is NULL or i out of range. */
+uint64_t mpidht_stats_value(const mpidht_stats_t *stats, int i);
+
+/* The calling process's counters, for the operations it issued. Local. */
+mpidht_status_t mpidht_stats_local(const mpidht_t *table,
+                                   mpidht_stats_t *stats);
+
+/* COLLECTIVE. The counters summed over the communicator. */
+mpidht_status_t mpidht_stats_global(const mpidht_t *table,
+                                    mpidht_stats_t *stats);
+
+/* Sets the calling process's counters to zero. Local. */
+mpidht_status_t mpidht_stats_reset(mpidht_t *table);
+
+typedef struct mpidht_info {
+    size_t key_size;
+    size_t value_size;
+    size_t bucket_size;        /* bytes per bucket, padding included */
+    uint64_t local_buckets;    /* buckets this process hosts */
+    uint64_t total_buckets;    /* buckets over the communicator */
+    int hosting_processes;     /* processes with local_buckets > 0 */
+    int comm_size;
+    unsigned candidates;
+    mpidht_protocol_t protocol;
+    mpidht_window_kind_t window; /* the kind actually used (never AUTO) */
+} mpidht_info_t;
+
+/* Describes the table. Local. */
+mpidht_status_t mpidht_get_info(const mpidht_t *table, mpidht_info_t *info);
+
+/* Static names ("coarse", "fine", "lockfree"; "shared", "allocate",
+ * "create"); "unknown" for any other value. */
+const char *mpidht_protocol_name(mpidht_protocol_t protocol);
+const char *mpidht_window_name(mpidht_window_kind_t window);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MPIDHT_H */

@@ -1,0 +1,51 @@
+#include "protocol.h"
+
+#include <sched.h>
+
+#include "bucket.h"
+#include "rma.h"
+
+const mpidht_protocol_ops_t *mpidht_protocol_lookup(mpidht_protocol_t protocol)
+{
+    switch (protocol) {
+    case MPIDHT_PROTOCOL_COARSE:
+        return &mpidht_protocol_coarse;
+    case MPIDHT_PROTOCOL_FINE:
+        return &mpidht_protocol_fine;
+    case MPIDHT_PROTOCOL_LOCKFREE:
+        return &mpidht_protocol_lockfree;
+    }
+    return NULL;
+}
+
+mpidht_status_t mpidht_epoch_lock_all(mpidht_t *t)
+{
+    return mpidht_mpi_status(MPI_Win_lock_all(MPI_MODE_NOCHECK, t->win));
+}
+
+mpidht_status_t mpidht_epoch_unlock_all(mpidht_t *t)
+{
+    return mpidht_mpi_status(MPI_Win_unlock_all(t->win));
+}
+
+void mpidht_backoff(unsigned attempt)
+{
+    if (attempt >= 4)
+        sched_yield();
+}
+
+mpidht_status_t mpidht_clear_key(mpidht_t *t, const mpidht_address_t *addr,
+                                 const void *key)
+{
+    mpidht_status_t st = mpidht_rma_probe_keys(t, addr);
+    bool removed = false;
+    for (unsigned i = 0; st == MPIDHT_OK && i < addr->count; ++i) {
+        if (mpidht_bucket_holds(t, mpidht_slot(t, t->probe, i), key)) {
+            st = mpidht_rma_put_meta(t, addr->rank, addr->index[i], 0);
+            removed = true;
+        }
+    }
+    if (st != MPIDHT_OK)
+        return st;
+    return removed ? MPIDHT_OK : MPIDHT_NOT_FOUND;
+}

@@ -1,0 +1,58 @@
+/*
+ * The operations each consistency protocol provides: one interface, three
+ * implementations (protocol_coarse.c, protocol_fine.c, protocol_lockfree.c).
+ * The public entry points (ops.c) validate arguments, locate the key and
+ * count reads, hits, writes and outcomes; a protocol only moves bytes
+ * consistently and counts its own retries. Internal.
+ */
+#ifndef MPIDHT_PROTOCOL_H
+#define MPIDHT_PROTOCOL_H
+
+#include "table.h"
+
+typedef struct mpidht_protocol_ops {
+    mpidht_protocol_t id;
+    /* Bytes in front of the meta byte: lock word or checksum. */
+    size_t header_size;
+    /* Bytes of the header that a write never touches (the lock word). */
+    size_t lock_size;
+
+    /* Called collectively after the window exists / before it is freed:
+     * open and close a long-lived access epoch if the protocol uses one. */
+    mpidht_status_t (*open)(mpidht_t *t);
+    mpidht_status_t (*close)(mpidht_t *t);
+
+    /* MPIDHT_OK with value filled, MPIDHT_NOT_FOUND, or an error. */
+    mpidht_status_t (*read)(mpidht_t *t, const mpidht_address_t *addr,
+                            const void *key, void *value);
+    /* MPIDHT_OK with *outcome set, or an error. */
+    mpidht_status_t (*write)(mpidht_t *t, const mpidht_address_t *addr,
+                             const void *key, const void *value,
+                             mpidht_write_outcome_t *outcome);
+    /* MPIDHT_OK if a bucket held key, MPIDHT_NOT_FOUND, or an error. */
+    mpidht_status_t (*remove)(mpidht_t *t, const mpidht_address_t *addr,
+                              const void *key);
+} mpidht_protocol_ops_t;
+
+extern const mpidht_protocol_ops_t mpidht_protocol_coarse;
+extern const mpidht_protocol_ops_t mpidht_protocol_fine;
+extern const mpidht_protocol_ops_t mpidht_protocol_lockfree;
+
+/* The ops of protocol, or NULL if it is not a known protocol. */
+const mpidht_protocol_ops_t *mpidht_protocol_lookup(mpidht_protocol_t protocol);
+
+/* Opens/closes an MPI_Win_lock_all epoch (fine and lock-free share it). */
+mpidht_status_t mpidht_epoch_lock_all(mpidht_t *t);
+mpidht_status_t mpidht_epoch_unlock_all(mpidht_t *t);
+
+/* Clears the meta byte of every candidate holding key, without taking
+ * any lock: the coarse protocol calls it under its window lock, the
+ * lock-free protocol as is. MPIDHT_OK if one held key, MPIDHT_NOT_FOUND. */
+mpidht_status_t mpidht_clear_key(mpidht_t *t, const mpidht_address_t *addr,
+                                 const void *key);
+
+/* Yields the processor after repeated failed attempts, so that on an
+ * oversubscribed node the process holding a lock gets to run. */
+void mpidht_backoff(unsigned attempt);
+
+#endif /* MPIDHT_PROTOCOL_H */

@@ -1,0 +1,104 @@
+/*
+ * Lock-free protocol (paper 000, section 4.2, after Pilaf): no locks
+ * inside one MPI_Win_lock_all epoch. Every bucket carries XXH32 of its key
+ * and value, written by the writer in the same MPI_Put as the data. A
+ * reader that finds its key but a wrong checksum re-reads that bucket
+ * once; if the checksum still fails and the key is still there, it marks
+ * the bucket invalid with a one-byte put of the meta byte (nothing else in
+ * the bucket is touched) and reports a miss. Writers treat invalid buckets
+ * as free.
+ */
+#include <string.h>
+
+#include "bucket.h"
+#include "protocol.h"
+#include "rma.h"
+
+static bool checksum_ok(mpidht_t *t, unsigned char *bucket)
+{
+    uint32_t stored;
+    memcpy(&stored, bucket, sizeof stored);
+    return stored == mpidht_bucket_checksum(t, bucket);
+}
+
+/* Looks for key among candidates [first, first + count) already fetched
+ * into probe. Sets *found to the slot of a verified hit, or -1. Returns
+ * MPIDHT_NOT_FOUND when it invalidated a corrupt bucket holding key. */
+static mpidht_status_t verify_phase(mpidht_t *t, const mpidht_address_t *addr,
+                                    unsigned first, unsigned count,
+                                    const void *key, int *found)
+{
+    *found = -1;
+    for (unsigned i = first; i < first + count; ++i) {
+        unsigned char *b = mpidht_slot(t, t->probe, i);
+        if (!mpidht_bucket_holds(t, b, key))
+            continue;
+        if (checksum_ok(t, b)) {
+            *found = (int)i;
+            return MPIDHT_OK;
+        }
+        t->stats.checksum_retries++;
+        mpidht_status_t st = mpidht_rma_probe_buckets(t, addr, i, 1);
+        if (st != MPIDHT_OK)
+            return st;
+        if (!mpidht_bucket_holds(t, b, key))
+            continue; /* a writer replaced it: not ours any more */
+        if (checksum_ok(t, b)) {
+            *found = (int)i;
+            return MPIDHT_OK;
+        }
+        t->stats.corrupt_reads++;
+        st = mpidht_rma_put_meta(t, addr->rank, addr->index[i],
+                                 (unsigned char)(mpidht_bucket_meta(t, b) |
+                                                 MPIDHT_META_INVALID));
+        return st == MPIDHT_OK ? MPIDHT_NOT_FOUND : st;
+    }
+    return MPIDHT_OK;
+}
+
+static mpidht_status_t lockfree_read(mpidht_t *t, const mpidht_address_t *addr,
+                                     const void *key, void *value)
+{
+    int found = -1;
+    mpidht_status_t st = mpidht_rma_probe_buckets(t, addr, 0, 1);
+    if (st == MPIDHT_OK)
+        st = verify_phase(t, addr, 0, 1, key, &found);
+    if (st == MPIDHT_OK && found < 0 && addr->count > 1) {
+        st = mpidht_rma_probe_buckets(t, addr, 1, addr->count - 1);
+        if (st == MPIDHT_OK)
+            st = verify_phase(t, addr, 1, addr->count - 1, key, &found);
+    }
+    if (st != MPIDHT_OK)
+        return st;
+    if (found < 0)
+        return MPIDHT_NOT_FOUND;
+    memcpy(value, mpidht_bucket_value(t, mpidht_slot(t, t->probe, (unsigned)found)),
+           t->value_size);
+    return MPIDHT_OK;
+}
+
+static mpidht_status_t lockfree_write(mpidht_t *t, const mpidht_address_t *addr,
+                                      const void *key, const void *value,
+                                      mpidht_write_outcome_t *outcome)
+{
+    mpidht_status_t st = mpidht_rma_probe_keys(t, addr);
+    if (st != MPIDHT_OK)
+        return st;
+    mpidht_write_choice_t c = mpidht_choose_slot(t, t->probe, addr->count, key);
+    mpidht_stage_bucket(t, key, value);
+    st = mpidht_rma_put_staged(t, addr->rank, addr->index[c.slot]);
+    if (st == MPIDHT_OK)
+        *outcome = c.outcome;
+    return st;
+}
+
+const mpidht_protocol_ops_t mpidht_protocol_lockfree = {
+    .id = MPIDHT_PROTOCOL_LOCKFREE,
+    .header_size = sizeof(uint32_t),
+    .lock_size = 0,
+    .open = mpidht_epoch_lock_all,
+    .close = mpidht_epoch_unlock_all,
+    .read = lockfree_read,
+    .write = lockfree_write,
+    .remove = mpidht_clear_key,
+};

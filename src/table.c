@@ -1,0 +1,332 @@
+/*
+ * Creating and freeing a table: agreeing on parameters across the
+ * communicator, sizing buckets, choosing and allocating the window.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "address.h"
+#include "params.h"
+#include "protocol.h"
+#include "rma.h"
+#include "window.h"
+
+static uint64_t default_hash(const void *key, size_t key_size, void *user_data)
+{
+    (void)user_data;
+    return XXH3_64bits(key, key_size);
+}
+
+static uint64_t physical_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return UINT64_MAX; /* unknown: do not refuse on this ground */
+    return (uint64_t)pages * (uint64_t)page;
+}
+
+/* Every process passes its own status; every process gets its own error
+ * back if it had one, MPIDHT_ERR_PEER if only another process failed. */
+static mpidht_status_t agree(MPI_Comm comm, mpidht_status_t local)
+{
+    int failed_here = local != MPIDHT_OK, failed_anywhere = 1;
+    if (MPI_Allreduce(&failed_here, &failed_anywhere, 1, MPI_INT, MPI_MAX,
+                      comm) != MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    if (failed_here)
+        return local;
+    return failed_anywhere ? MPIDHT_ERR_PEER : MPIDHT_OK;
+}
+
+/* The settings that must be equal everywhere; a probe key's hash stands
+ * for the hash function. Equal iff max(v) == min(v), with min(v) taken as
+ * ~max(~v) so that one MPI_MAX reduction does both. */
+enum { AGREED_KEY, AGREED_VALUE, AGREED_PROTOCOL, AGREED_WINDOW,
+       AGREED_CANDIDATES, AGREED_HASH, AGREED_COUNT };
+
+static mpidht_status_t check_params_equal(MPI_Comm comm,
+                                          const mpidht_params_t *p,
+                                          mpidht_hash_fn hash, bool valid)
+{
+    uint64_t v[2 * AGREED_COUNT] = {0}, max[2 * AGREED_COUNT];
+    if (valid) {
+        unsigned char *probe = malloc(p->key_size);
+        if (!probe)
+            return MPIDHT_ERR_NO_MEMORY;
+        for (size_t i = 0; i < p->key_size; ++i)
+            probe[i] = (unsigned char)(i * 31u + 7u);
+        v[AGREED_KEY] = p->key_size;
+        v[AGREED_VALUE] = p->value_size;
+        v[AGREED_PROTOCOL] = (uint64_t)p->protocol;
+        v[AGREED_WINDOW] = (uint64_t)p->window;
+        v[AGREED_CANDIDATES] = mpidht_params_candidates(p);
+        v[AGREED_HASH] = hash(probe, p->key_size, p->hash_user_data);
+        free(probe);
+    }
+    /* An invalid process reports its own error; its zeros must not count
+     * as a disagreement, so it contributes 0 to both halves. */
+    for (int i = 0; i < AGREED_COUNT; ++i)
+        v[AGREED_COUNT + i] = valid ? ~v[i] : 0;
+    if (MPI_Allreduce(v, max, 2 * AGREED_COUNT, MPI_UINT64_T, MPI_MAX, comm) !=
+        MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    if (!valid)
+        return MPIDHT_OK; /* this process reports its own error */
+    for (int i = 0; i < AGREED_COUNT; ++i)
+        if (max[i] != ~max[AGREED_COUNT + i])
+            return MPIDHT_ERR_MISMATCHED_PARAMS;
+    return MPIDHT_OK;
+}
+
+/* Refuses budgets that, summed over the processes of a node, exceed its
+ * physical memory: touching such a window would kill the job later. */
+static mpidht_status_t check_node_memory(MPI_Comm node, uint64_t bytes)
+{
+    uint64_t node_total = 0;
+    if (MPI_Allreduce(&bytes, &node_total, 1, MPI_UINT64_T, MPI_SUM, node) !=
+        MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    return node_total > physical_memory_bytes() ? MPIDHT_ERR_BUDGET_TOO_LARGE
+                                                : MPIDHT_OK;
+}
+
+/* Learns every process's bucket count and keeps the hosting ones. */
+static mpidht_status_t gather_hosts(mpidht_t *t)
+{
+    uint64_t *all = malloc((size_t)t->comm_size * sizeof *all);
+    mpidht_status_t st = all ? MPIDHT_OK : MPIDHT_ERR_NO_MEMORY;
+    st = agree(t->comm, st);
+    if (st != MPIDHT_OK) {
+        free(all);
+        return st;
+    }
+    if (MPI_Allgather(&t->local_buckets, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T,
+                      t->comm) != MPI_SUCCESS) {
+        free(all);
+        return MPIDHT_ERR_MPI;
+    }
+    t->hosts = 0;
+    t->total_buckets = 0;
+    for (int r = 0; r < t->comm_size; ++r)
+        t->hosts += all[r] > 0;
+    t->host_rank = malloc((t->hosts ? t->hosts : 1) * sizeof *t->host_rank);
+    t->host_buckets = malloc((t->hosts ? t->hosts : 1) * sizeof *t->host_buckets);
+    st = t->host_rank && t->host_buckets ? MPIDHT_OK : MPIDHT_ERR_NO_MEMORY;
+    for (int r = 0, h = 0; st == MPIDHT_OK && r < t->comm_size; ++r) {
+        if (all[r] == 0)
+            continue;
+        t->host_rank[h] = r;
+        t->host_buckets[h] = all[r];
+        t->total_buckets += all[r];
+        ++h;
+    }
+    free(all);
+    st = agree(t->comm, st);
+    if (st == MPIDHT_OK && t->hosts == 0)
+        st = MPIDHT_ERR_NO_STORAGE;
+    return st;
+}
+
+/* Fills the table from checked params and brings up the window. */
+static mpidht_status_t build(mpidht_t *t, const mpidht_params_t *params,
+                             bool single_node)
+{
+    t->key_size = params->key_size;
+    t->value_size = params->value_size;
+    t->protocol = params->protocol;
+    t->ops = mpidht_protocol_lookup(params->protocol);
+    t->bucket_size = mpidht_params_bucket_size(params);
+    t->meta_offset = t->ops->header_size;
+    t->data_offset = t->ops->lock_size;
+    t->data_size = t->meta_offset + 1 + t->key_size + t->value_size - t->data_offset;
+    t->candidates = mpidht_params_candidates(params);
+    t->hash = params->hash ? params->hash : default_hash;
+    t->hash_user_data = params->hash_user_data;
+
+    mpidht_status_t st = gather_hosts(t);
+    if (st != MPIDHT_OK)
+        return st;
+    /* Same inputs everywhere, so every process reaches the same verdict. */
+    st = mpidht_window_resolve(params->window, single_node, &t->window);
+    if (st != MPIDHT_OK)
+        return st;
+    t->exclusive_by_fetch_add = mpidht_window_cas_crashes(t->window);
+
+    t->probe = calloc(t->candidates, t->bucket_size);
+    t->staging = calloc(1, t->bucket_size);
+    st = agree(t->comm, t->probe && t->staging ? MPIDHT_OK : MPIDHT_ERR_NO_MEMORY);
+    if (st != MPIDHT_OK)
+        return st;
+
+    st = agree(t->comm, mpidht_window_allocate(t, (size_t)t->local_buckets *
+                                                      t->bucket_size));
+    if (st == MPIDHT_OK)
+        st = agree(t->comm, t->ops->open(t));
+    return st;
+}
+
+/* Releases what build() acquired; t itself belongs to the caller. */
+static void release(mpidht_t *t)
+{
+    free(t->host_rank);
+    free(t->host_buckets);
+    free(t->probe);
+    free(t->staging);
+    if (t->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&t->comm);
+}
+
+/* Checks params on this process and against the others, then fills *t.
+ * Collective; t->comm must already be the table's communicator. */
+static mpidht_status_t setup(mpidht_t *t, const mpidht_params_t *params,
+                             mpidht_t **table)
+{
+    MPI_Comm_rank(t->comm, &t->rank);
+    MPI_Comm_size(t->comm, &t->comm_size);
+    mpidht_status_t local = table ? mpidht_params_check(params)
+                                  : MPIDHT_ERR_NULL_ARGUMENT;
+    if (local == MPIDHT_OK)
+        local = mpidht_params_buckets(params, &t->local_buckets);
+    bool valid = local == MPIDHT_OK;
+    uint64_t bytes = valid ? t->local_buckets * mpidht_params_bucket_size(params) : 0;
+
+    /* One node: every process shares memory with every other. */
+    MPI_Comm node = MPI_COMM_NULL;
+    int node_size = 0;
+    if (MPI_Comm_split_type(t->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                            &node) != MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    MPI_Comm_size(node, &node_size);
+    mpidht_status_t st = check_node_memory(node, bytes);
+    MPI_Comm_free(&node);
+    if (local == MPIDHT_OK)
+        local = st;
+    valid = valid && local == MPIDHT_OK;
+
+    st = check_params_equal(t->comm, params,
+                            valid && params->hash ? params->hash : default_hash,
+                            valid);
+    if (local == MPIDHT_OK)
+        local = st;
+    st = agree(t->comm, local);
+    if (st != MPIDHT_OK)
+        return st;
+    return build(t, params, node_size == t->comm_size);
+}
+
+mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
+                              mpidht_t **table)
+{
+    int initialized = 0, finalized = 0, inter = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized || finalized)
+        return MPIDHT_ERR_MPI_NOT_INITIALIZED;
+    if (comm == MPI_COMM_NULL)
+        return MPIDHT_ERR_INVALID_COMM;
+    if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return MPIDHT_ERR_INVALID_COMM;
+    if (table)
+        *table = NULL;
+
+    /* Built on the stack and copied out last, so that running out of
+     * memory for the handle itself is one more agreed failure. */
+    mpidht_t t = {.comm = MPI_COMM_NULL, .win = MPI_WIN_NULL};
+    if (MPI_Comm_dup(comm, &t.comm) != MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
+
+    mpidht_status_t st = setup(&t, params, table);
+    mpidht_t *handle = NULL;
+    if (st == MPIDHT_OK) {
+        handle = malloc(sizeof *handle);
+        st = agree(t.comm, handle ? MPIDHT_OK : MPIDHT_ERR_NO_MEMORY);
+    }
+    if (st != MPIDHT_OK) {
+        free(handle);
+        if (t.ops && t.win != MPI_WIN_NULL)
+            mpidht_window_free(&t);
+        release(&t);
+        return st;
+    }
+    *handle = t;
+    *table = handle;
+    return MPIDHT_OK;
+}
+
+mpidht_status_t mpidht_free(mpidht_t **table)
+{
+    if (!table)
+        return MPIDHT_ERR_NULL_ARGUMENT;
+    mpidht_t *t = *table;
+    if (!t)
+        return MPIDHT_ERR_INVALID_HANDLE;
+    mpidht_status_t st = t->ops->close(t);
+    mpidht_status_t freed = mpidht_window_free(t);
+    release(t);
+    free(t);
+    *table = NULL;
+    return st != MPIDHT_OK ? st : freed;
+}
+
+void mpidht_locate(const mpidht_t *t, const void *key, mpidht_address_t *addr)
+{
+    uint64_t hash = t->hash(key, t->key_size, t->hash_user_data);
+    uint32_t host = mpidht_address_target(hash, t->hosts);
+    addr->rank = t->host_rank[host];
+    addr->count = t->candidates;
+    mpidht_address_candidates(hash, t->host_buckets[host], t->candidates,
+                              addr->index);
+}
+
+mpidht_status_t mpidht_get_info(const mpidht_t *table, mpidht_info_t *info)
+{
+    if (!table)
+        return MPIDHT_ERR_INVALID_HANDLE;
+    if (!info)
+        return MPIDHT_ERR_NULL_ARGUMENT;
+    *info = (mpidht_info_t){
+        .key_size = table->key_size,
+        .value_size = table->value_size,
+        .bucket_size = table->bucket_size,
+        .local_buckets = table->local_buckets,
+        .total_buckets = table->total_buckets,
+        .hosting_processes = (int)table->hosts,
+        .comm_size = table->comm_size,
+        .candidates = table->candidates,
+        .protocol = table->protocol,
+        .window = table->window,
+    };
+    return MPIDHT_OK;
+}
+
+const char *mpidht_protocol_name(mpidht_protocol_t protocol)
+{
+    switch (protocol) {
+    case MPIDHT_PROTOCOL_COARSE:
+        return "coarse";
+    case MPIDHT_PROTOCOL_FINE:
+        return "fine";
+    case MPIDHT_PROTOCOL_LOCKFREE:
+        return "lockfree";
+    }
+    return "unknown";
+}
+
+const char *mpidht_window_name(mpidht_window_kind_t window)
+{
+    switch (window) {
+    case MPIDHT_WINDOW_AUTO:
+        return "auto";
+    case MPIDHT_WINDOW_SHARED:
+        return "shared";
+    case MPIDHT_WINDOW_ALLOCATE:
+        return "allocate";
+    case MPIDHT_WINDOW_CREATE:
+        return "create";
+    }
+    return "unknown";
+}

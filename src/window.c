@@ -1,0 +1,119 @@
+#include "window.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "rma.h"
+
+bool mpidht_window_cas_crashes(mpidht_window_kind_t kind)
+{
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0, major = 0;
+    if (kind == MPIDHT_WINDOW_SHARED ||
+        MPI_Get_library_version(version, &len) != MPI_SUCCESS)
+        return false;
+    const char *ompi = strstr(version, "Open MPI v");
+    return ompi && sscanf(ompi, "Open MPI v%d", &major) == 1 && major < 5;
+}
+
+mpidht_status_t mpidht_window_resolve(mpidht_window_kind_t requested,
+                                      bool single_node,
+                                      mpidht_window_kind_t *resolved)
+{
+    switch (requested) {
+    case MPIDHT_WINDOW_AUTO:
+        *resolved = single_node ? MPIDHT_WINDOW_SHARED : MPIDHT_WINDOW_ALLOCATE;
+        return MPIDHT_OK;
+    case MPIDHT_WINDOW_SHARED:
+        *resolved = requested;
+        return single_node ? MPIDHT_OK : MPIDHT_ERR_WINDOW_UNSUPPORTED;
+    case MPIDHT_WINDOW_ALLOCATE:
+    case MPIDHT_WINDOW_CREATE:
+        *resolved = requested;
+        return MPIDHT_OK;
+    }
+    return MPIDHT_ERR_UNKNOWN_WINDOW;
+}
+
+static mpidht_status_t create_window(mpidht_t *t, size_t bytes, MPI_Info info)
+{
+    void *base = NULL;
+    int rc = MPI_SUCCESS;
+    switch (t->window) {
+    case MPIDHT_WINDOW_SHARED:
+        rc = MPI_Win_allocate_shared((MPI_Aint)bytes, 1, info, t->comm, &base,
+                                     &t->win);
+        break;
+    case MPIDHT_WINDOW_ALLOCATE:
+        rc = MPI_Win_allocate((MPI_Aint)bytes, 1, info, t->comm, &base, &t->win);
+        break;
+    default: /* MPIDHT_WINDOW_CREATE */
+        if (bytes > 0) {
+            rc = MPI_Alloc_mem((MPI_Aint)bytes, MPI_INFO_NULL, &t->alloc_mem);
+            base = t->alloc_mem;
+        }
+        /* Every process must enter MPI_Win_create, even after a failed
+         * allocation (with size 0), or the others would hang in it. */
+        {
+            int created = MPI_Win_create(rc == MPI_SUCCESS ? base : NULL,
+                                         rc == MPI_SUCCESS ? (MPI_Aint)bytes : 0,
+                                         1, info, t->comm, &t->win);
+            rc = rc == MPI_SUCCESS ? created : rc;
+        }
+        break;
+    }
+    t->local_base = base;
+    if (rc == MPI_SUCCESS)
+        return MPIDHT_OK;
+    /* Memory was refused, or the library has no component for this window
+     * kind here (Open MPI 4.1 from Debian cannot MPI_Win_create on a
+     * single process: osc pt2pt is disabled there and osc rdma needs a
+     * peer). */
+    return t->window == MPIDHT_WINDOW_CREATE && !(bytes > 0 && !t->alloc_mem)
+               ? MPIDHT_ERR_WINDOW_UNSUPPORTED
+               : MPIDHT_ERR_NO_MEMORY;
+}
+
+mpidht_status_t mpidht_window_allocate(mpidht_t *t, size_t bytes)
+{
+    MPI_Info info;
+    if (MPI_Info_create(&info) != MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    /* Let each process's part live on its own NUMA node. */
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    MPI_Info_set(info, "same_disp_unit", "true");
+    t->win = MPI_WIN_NULL;
+    mpidht_status_t st = create_window(t, bytes, info);
+    MPI_Info_free(&info);
+    if (t->win != MPI_WIN_NULL &&
+        MPI_Win_set_errhandler(t->win, MPI_ERRORS_RETURN) != MPI_SUCCESS)
+        st = MPIDHT_ERR_MPI;
+    if (st != MPIDHT_OK)
+        return st;
+
+    /* Neither allocate call promises zeroed memory. The local exclusive
+     * lock orders the stores with later remote access; the barrier keeps
+     * every process from touching the table before all are zeroed. */
+    if (bytes > 0) {
+        if (MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t->rank, 0, t->win) != MPI_SUCCESS)
+            return MPIDHT_ERR_MPI;
+        memset(t->local_base, 0, bytes);
+        if (MPI_Win_unlock(t->rank, t->win) != MPI_SUCCESS)
+            return MPIDHT_ERR_MPI;
+    }
+    return mpidht_mpi_status(MPI_Barrier(t->comm));
+}
+
+mpidht_status_t mpidht_window_free(mpidht_t *t)
+{
+    mpidht_status_t st = MPIDHT_OK;
+    if (t->win != MPI_WIN_NULL)
+        st = mpidht_mpi_status(MPI_Win_free(&t->win));
+    if (t->alloc_mem) {
+        if (MPI_Free_mem(t->alloc_mem) != MPI_SUCCESS && st == MPIDHT_OK)
+            st = MPIDHT_ERR_MPI;
+        t->alloc_mem = NULL;
+    }
+    t->local_base = NULL;
+    return st;
+}

@@ -1,0 +1,144 @@
+/*
+ * Unit tests of the addressing derivation (src/address.c), without MPI:
+ * every result in range for table sizes 1 .. 2^32 and process counts
+ * 1 .. 2^31-1, exact 128-bit products at the edges, spread of targets and
+ * first candidates, and no correlation between the two.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "address.h"
+
+static int failures;
+
+#define EXPECT(cond)                                                           \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
+            ++failures;                                                        \
+        }                                                                      \
+    } while (0)
+
+static void test_mulhi_edges(void)
+{
+    const uint64_t max = UINT64_MAX;
+    EXPECT(mpidht_mulhi64(0, max) == 0);
+    EXPECT(mpidht_mulhi64(1, max) == 0);
+    EXPECT(mpidht_mulhi64(max, max) == max - 1);          /* (2^64-1)^2 >> 64 */
+    EXPECT(mpidht_mulhi64(UINT64_C(1) << 32, UINT64_C(1) << 32) == 1);
+    EXPECT(mpidht_mulhi64(UINT64_C(1) << 63, 2) == 1);
+    EXPECT(mpidht_mulhi64(max, UINT64_C(1) << 32) == (UINT64_C(1) << 32) - 1);
+    EXPECT(mpidht_mulhi64(UINT64_C(0xffffffff), UINT64_C(0xffffffff)) == 0);
+    EXPECT(mpidht_mulhi64(UINT64_C(0x123456789abcdef0), UINT64_C(0xfedcba9876543210)) ==
+           UINT64_C(0x121fa00ad77d7422));
+}
+
+static void test_ranges(void)
+{
+    static const uint64_t buckets[] = {1, 2, 3, 5, 6, 7, 255, 256, 257, 65535, 65536,
+                                       65537, 7017920, (UINT64_C(1) << 24) + 1,
+                                       (UINT64_C(1) << 31), (UINT64_C(1) << 32) - 1,
+                                       UINT64_C(1) << 32};
+    static const uint64_t hashes[] = {0, 1, UINT64_MAX, UINT64_MAX - 1,
+                                      UINT64_C(1) << 63, UINT64_C(0x00ff00ff00ff00ff)};
+    static const uint32_t hosts[] = {1, 2, 3, 4, 7, 1000, 0x7fffffff, UINT32_MAX};
+    for (size_t b = 0; b < sizeof buckets / sizeof *buckets; ++b) {
+        for (size_t h = 0; h < sizeof hashes / sizeof *hashes; ++h) {
+            uint32_t idx[16];
+            mpidht_address_candidates(hashes[h], buckets[b], 16, idx);
+            for (int j = 0; j < 16; ++j)
+                EXPECT((uint64_t)idx[j] < buckets[b]);
+        }
+        /* Many hashes: the largest index must reach the top of the table. */
+        uint64_t top = 0;
+        for (uint64_t i = 0; i < 20000; ++i) {
+            uint32_t idx[6];
+            mpidht_address_candidates(mpidht_mix64(i), buckets[b], 6, idx);
+            for (int j = 0; j < 6; ++j)
+                if (idx[j] > top)
+                    top = idx[j];
+        }
+        EXPECT(top < buckets[b]);
+        if (buckets[b] <= 1000)
+            EXPECT(top == buckets[b] - 1);
+        else
+            EXPECT(top >= buckets[b] - buckets[b] / 1000);
+    }
+    for (size_t n = 0; n < sizeof hosts / sizeof *hosts; ++n)
+        for (size_t h = 0; h < sizeof hashes / sizeof *hashes; ++h)
+            EXPECT(mpidht_address_target(hashes[h], hosts[n]) < hosts[n]);
+    EXPECT(mpidht_address_target(UINT64_MAX, 1) == 0);
+}
+
+static void test_candidates_differ(void)
+{
+    /* In a large table the candidates of one key are almost never equal. */
+    unsigned equal = 0;
+    for (uint64_t i = 0; i < 10000; ++i) {
+        uint32_t idx[6];
+        mpidht_address_candidates(i, UINT64_C(1) << 24, 6, idx);
+        for (int a = 0; a < 6; ++a)
+            for (int b = a + 1; b < 6; ++b)
+                equal += idx[a] == idx[b];
+    }
+    EXPECT(equal < 5);
+}
+
+/* Joint histogram of (target, first candidate) for consecutive integer
+ * hashes, the worst case for a derivation that slices raw hash bits:
+ * every cell must be near the mean, i.e. target and index independent. */
+static void test_target_index_independent(void)
+{
+    enum { HOSTS = 4, BUCKETS = 8, N = 64000 };
+    unsigned cell[HOSTS][BUCKETS] = {{0}};
+    unsigned per_target[HOSTS] = {0};
+    for (uint64_t i = 0; i < N; ++i) {
+        uint32_t idx;
+        uint32_t target = mpidht_address_target(i, HOSTS);
+        mpidht_address_candidates(i, BUCKETS, 1, &idx);
+        cell[target][idx]++;
+        per_target[target]++;
+    }
+    const double mean = (double)N / (HOSTS * BUCKETS);
+    double chi2 = 0;
+    for (int t = 0; t < HOSTS; ++t) {
+        EXPECT(per_target[t] > N / HOSTS * 9 / 10);
+        for (int b = 0; b < BUCKETS; ++b) {
+            double d = cell[t][b] - mean;
+            chi2 += d * d / mean;
+            EXPECT(cell[t][b] > mean * 0.85 && cell[t][b] < mean * 1.15);
+        }
+    }
+    /* 31 degrees of freedom: the 99.9 % quantile is about 61.1. */
+    EXPECT(chi2 < 61.1);
+}
+
+static void test_deterministic(void)
+{
+    uint32_t a[6], b[6];
+    mpidht_address_candidates(UINT64_C(42), 1000, 6, a);
+    mpidht_address_candidates(UINT64_C(42), 1000, 6, b);
+    for (int j = 0; j < 6; ++j)
+        EXPECT(a[j] == b[j]);
+    /* A prefix of a longer list is the shorter list. */
+    uint32_t c[16];
+    mpidht_address_candidates(UINT64_C(42), 1000, 16, c);
+    for (int j = 0; j < 6; ++j)
+        EXPECT(a[j] == c[j]);
+    /* count 0 writes nothing. */
+    uint32_t untouched = 12345;
+    mpidht_address_candidates(1, 10, 0, &untouched);
+    EXPECT(untouched == 12345);
+}
+
+int main(void)
+{
+    test_mulhi_edges();
+    test_ranges();
+    test_candidates_differ();
+    test_target_index_independent();
+    test_deterministic();
+    if (failures)
+        fprintf(stderr, "%d address check(s) failed\n", failures);
+    return failures ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,145 @@
+/*
+ * The worst case of every protocol: several ranks write the same hot keys
+ * (a skewed, zipf-like choice among few keys, in a table small enough to
+ * evict) while the others read them. Every value carries its own integrity
+ * check: the key id, the writer and a sequence number, followed by bytes
+ * derived from all three. A read that returns a torn value, or a value
+ * written for another key, fails the test.
+ *
+ * usage: test_concurrency coarse|fine|lockfree [auto|shared|allocate|create]
+ */
+#include "test_util.h"
+
+enum { KEY_SIZE = 16, VALUE_SIZE = 72, HOT_KEYS = 64, OPS = 10000 };
+
+typedef struct {
+    uint64_t key_id;
+    uint32_t writer;
+    uint32_t seq;
+    unsigned char payload[VALUE_SIZE - 16];
+} value_t;
+
+static uint64_t next_random(uint64_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return *state;
+}
+
+/* Key ids skewed towards 0: id = floor(HOT_KEYS * u^3). */
+static uint64_t hot_key(uint64_t *state)
+{
+    double u = (double)(next_random(state) >> 11) / 9007199254740992.0;
+    return (uint64_t)(HOT_KEYS * u * u * u);
+}
+
+static void make_value(value_t *v, uint64_t key_id, uint32_t writer, uint32_t seq)
+{
+    v->key_id = key_id;
+    v->writer = writer;
+    v->seq = seq;
+    test_fill(v->payload, sizeof v->payload, key_id * 1000003u + writer, seq);
+}
+
+static void check_value(const value_t *got, uint64_t key_id, int size)
+{
+    value_t expect;
+    CHECK(got->key_id == key_id);
+    CHECK(got->writer < (uint32_t)size);
+    CHECK(got->seq < OPS);
+    make_value(&expect, got->key_id, got->writer, got->seq);
+    CHECK(memcmp(got, &expect, sizeof expect) == 0);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    CHECK(argc == 2 || argc == 3);
+    mpidht_protocol_t protocol = MPIDHT_PROTOCOL_COARSE;
+    for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p)
+        if (strcmp(argv[1], mpidht_protocol_name(test_protocols[p])) == 0)
+            protocol = test_protocols[p];
+    CHECK(strcmp(argv[1], mpidht_protocol_name(protocol)) == 0);
+    mpidht_window_kind_t window = MPIDHT_WINDOW_AUTO;
+    while (argc == 3 && strcmp(argv[2], mpidht_window_name(window)) != 0) {
+        CHECK(window != MPIDHT_WINDOW_CREATE); /* unknown kind named */
+        window = (mpidht_window_kind_t)(window + 1);
+    }
+
+    int rank = test_rank(), size = test_size();
+    /* Half the ranks (at least one) write mostly; the rest only read. */
+    int writers = size > 1 ? size / 2 : 1;
+    bool is_writer = rank < writers;
+    mpidht_params_t params = test_params(protocol, KEY_SIZE, VALUE_SIZE, 0);
+    /* About 24 buckets in all, whatever the process count: keys collide. */
+    params.memory_per_process = 24 * 96 / (size_t)size;
+    params.window = window;
+    mpidht_t *table = NULL;
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &params, &table));
+
+    uint64_t state = 0x9e3779b97f4a7c15u ^ (uint64_t)(rank + 1) * 0x2545f4914f6cdd1du;
+    unsigned char key[KEY_SIZE];
+    value_t value;
+    uint64_t hits = 0, reads = 0, writes = 0;
+    for (uint32_t seq = 0; seq < OPS; ++seq) {
+        uint64_t id = hot_key(&state);
+        test_fill(key, KEY_SIZE, id, 77);
+        bool write = is_writer && (size == 1 ? seq % 2 == 0 : next_random(&state) % 10 < 8);
+        if (write) {
+            make_value(&value, id, (uint32_t)rank, seq);
+            CHECK_OK(mpidht_write(table, key, &value, NULL));
+            ++writes;
+        } else {
+            mpidht_status_t st = mpidht_read(table, key, &value);
+            CHECK(st == MPIDHT_OK || st == MPIDHT_NOT_FOUND);
+            ++reads;
+            if (st == MPIDHT_OK) {
+                check_value(&value, id, size);
+                ++hits;
+            }
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* Quiescent: everything still in the table is intact, and a fresh
+     * write is read back by everyone. */
+    for (uint64_t id = 0; id < HOT_KEYS; ++id) {
+        test_fill(key, KEY_SIZE, id, 77);
+        mpidht_status_t st = mpidht_read(table, key, &value);
+        CHECK(st == MPIDHT_OK || st == MPIDHT_NOT_FOUND);
+        if (st == MPIDHT_OK)
+            check_value(&value, id, size);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    test_fill(key, KEY_SIZE, 0, 77);
+    if (rank == 0) {
+        make_value(&value, 0, 0, OPS - 1);
+        CHECK_OK(mpidht_write(table, key, &value, NULL));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_OK(mpidht_read(table, key, &value));
+    check_value(&value, 0, size);
+    CHECK(value.writer == 0 && value.seq == OPS - 1);
+
+    mpidht_stats_t local, total;
+    CHECK_OK(mpidht_stats_local(table, &local));
+    CHECK(local.writes == writes + (rank == 0));
+    CHECK(local.reads == reads + HOT_KEYS + 1);
+    CHECK(local.hits + local.misses == local.reads);
+    CHECK_OK(mpidht_stats_global(table, &total));
+    uint64_t all_hits = 0;
+    MPI_Allreduce(&hits, &all_hits, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(all_hits > 0); /* the readers did meet the writers' data */
+    if (rank == 0)
+        printf("%s/%s np=%d: reads %" PRIu64 " hits %" PRIu64 " writes %" PRIu64
+               " evictions %" PRIu64 " checksum_retries %" PRIu64
+               " corrupt_reads %" PRIu64 " lock_retries %" PRIu64 "\n",
+               argv[1], mpidht_window_name(window), size, total.reads, total.hits, total.writes,
+               total.evictions, total.checksum_retries, total.corrupt_reads,
+               total.lock_retries);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_OK(mpidht_free(&table));
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,185 @@
+/*
+ * Every bad input is rejected with its own status and a message, on every
+ * process at once where the call is collective, and nothing crashes,
+ * aborts or hangs. MPI errors would abort the job (MPI_COMM_WORLD keeps
+ * MPI_ERRORS_ARE_FATAL), so this also shows the library never passes bad
+ * arguments on to MPI.
+ */
+#include <stdint.h>
+
+#include "test_util.h"
+
+static uint64_t rank_dependent_hash(const void *key, size_t key_size, void *user_data)
+{
+    (void)key;
+    (void)key_size;
+    return (uint64_t)(uintptr_t)user_data;
+}
+
+/* Creates with p and expects status on this rank; no table may result. */
+static void expect_create(const mpidht_params_t *p, mpidht_status_t status, int line)
+{
+    mpidht_t *table = (mpidht_t *)&table; /* must be overwritten with NULL */
+    mpidht_status_t got = mpidht_create(MPI_COMM_WORLD, p, &table);
+    if (got != status) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "create returned %s, expected %s",
+                 mpidht_strerror(got), mpidht_strerror(status));
+        test_fail(__FILE__, line, msg);
+    }
+    CHECK(table == NULL);
+}
+#define EXPECT_CREATE(p, status) expect_create(p, status, __LINE__)
+
+static void status_messages(void)
+{
+    for (int s = 0; s < MPIDHT_STATUS_COUNT_; ++s) {
+        const char *m = mpidht_strerror((mpidht_status_t)s);
+        CHECK(m && *m && strcmp(m, "unknown status") != 0);
+        for (int o = 0; o < s; ++o)
+            CHECK(strcmp(m, mpidht_strerror((mpidht_status_t)o)) != 0);
+    }
+    CHECK(strcmp(mpidht_strerror((mpidht_status_t)-1), "unknown status") == 0);
+    CHECK(strcmp(mpidht_strerror(MPIDHT_STATUS_COUNT_), "unknown status") == 0);
+    CHECK(strcmp(mpidht_protocol_name((mpidht_protocol_t)99), "unknown") == 0);
+    CHECK(strcmp(mpidht_window_name((mpidht_window_kind_t)99), "unknown") == 0);
+    CHECK_STATUS(mpidht_params_init(NULL), MPIDHT_ERR_NULL_ARGUMENT);
+}
+
+static void bad_create_arguments(void)
+{
+    int rank = test_rank(), size = test_size();
+    mpidht_params_t good = test_params(MPIDHT_PROTOCOL_LOCKFREE, 16, 16, 4096), p;
+    mpidht_t *table = NULL;
+
+    CHECK_STATUS(mpidht_create(MPI_COMM_NULL, &good, &table), MPIDHT_ERR_INVALID_COMM);
+    EXPECT_CREATE(NULL, MPIDHT_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mpidht_create(MPI_COMM_WORLD, &good, NULL), MPIDHT_ERR_NULL_ARGUMENT);
+
+    p = good;
+    p.struct_size = 0;
+    EXPECT_CREATE(&p, MPIDHT_ERR_PARAMS_VERSION);
+    p = good;
+    p.key_size = 0;
+    EXPECT_CREATE(&p, MPIDHT_ERR_KEY_SIZE);
+    p.key_size = MPIDHT_MAX_KEY_SIZE + 1;
+    EXPECT_CREATE(&p, MPIDHT_ERR_KEY_SIZE);
+    p = good;
+    p.value_size = 0;
+    EXPECT_CREATE(&p, MPIDHT_ERR_VALUE_SIZE);
+    p.value_size = SIZE_MAX;
+    EXPECT_CREATE(&p, MPIDHT_ERR_VALUE_SIZE);
+    p = good;
+    p.protocol = (mpidht_protocol_t)0;
+    EXPECT_CREATE(&p, MPIDHT_ERR_UNKNOWN_PROTOCOL);
+    p.protocol = (mpidht_protocol_t)77;
+    EXPECT_CREATE(&p, MPIDHT_ERR_UNKNOWN_PROTOCOL);
+    p = good;
+    p.window = (mpidht_window_kind_t)9;
+    EXPECT_CREATE(&p, MPIDHT_ERR_UNKNOWN_WINDOW);
+    p = good;
+    p.candidates = MPIDHT_MAX_CANDIDATES + 1;
+    EXPECT_CREATE(&p, MPIDHT_ERR_CANDIDATES);
+    p = good;
+    p.memory_per_process = 7; /* below one bucket */
+    EXPECT_CREATE(&p, MPIDHT_ERR_BUDGET_TOO_SMALL);
+    p.memory_per_process = SIZE_MAX; /* more than 2^32 buckets */
+    EXPECT_CREATE(&p, MPIDHT_ERR_BUDGET_TOO_LARGE);
+    p.memory_per_process = (size_t)48 << 32; /* 2^32 buckets, > RAM */
+    EXPECT_CREATE(&p, MPIDHT_ERR_BUDGET_TOO_LARGE);
+    p = good;
+    p.memory_per_process = 0;
+    EXPECT_CREATE(&p, MPIDHT_ERR_NO_STORAGE);
+
+    /* A fault on one process fails the call everywhere. */
+    p = good;
+    if (rank == size - 1)
+        p.key_size = 0;
+    EXPECT_CREATE(&p, rank == size - 1 ? MPIDHT_ERR_KEY_SIZE
+                      : size > 1       ? MPIDHT_ERR_PEER
+                                       : MPIDHT_ERR_KEY_SIZE);
+    p = good;
+    if (rank == 0)
+        p.memory_per_process = SIZE_MAX;
+    EXPECT_CREATE(&p, rank == 0 ? MPIDHT_ERR_BUDGET_TOO_LARGE : MPIDHT_ERR_PEER);
+
+    if (size > 1) {
+        p = good;
+        p.key_size = 16 + (size_t)(rank % 2);
+        EXPECT_CREATE(&p, MPIDHT_ERR_MISMATCHED_PARAMS);
+        p = good;
+        p.value_size = 16 + (size_t)(rank % 2);
+        EXPECT_CREATE(&p, MPIDHT_ERR_MISMATCHED_PARAMS);
+        p = good;
+        p.protocol = rank % 2 ? MPIDHT_PROTOCOL_FINE : MPIDHT_PROTOCOL_COARSE;
+        EXPECT_CREATE(&p, MPIDHT_ERR_MISMATCHED_PARAMS);
+        p = good;
+        p.candidates = rank % 2 ? 3 : 4;
+        EXPECT_CREATE(&p, MPIDHT_ERR_MISMATCHED_PARAMS);
+        p = good;
+        p.hash = rank_dependent_hash;
+        p.hash_user_data = (void *)(uintptr_t)(rank % 2);
+        EXPECT_CREATE(&p, MPIDHT_ERR_MISMATCHED_PARAMS);
+
+        MPI_Comm half, inter;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 7, &inter);
+        CHECK_STATUS(mpidht_create(inter, &good, &table), MPIDHT_ERR_INVALID_COMM);
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&half);
+    }
+}
+
+static void bad_operation_arguments(void)
+{
+    mpidht_params_t p = test_params(MPIDHT_PROTOCOL_FINE, 8, 8, 4096);
+    mpidht_t *table = NULL;
+    unsigned char key[8] = {1}, value[8] = {2};
+    mpidht_stats_t stats;
+    mpidht_info_t info;
+
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+    CHECK_STATUS(mpidht_read(table, NULL, value), MPIDHT_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mpidht_read(table, key, NULL), MPIDHT_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mpidht_write(table, NULL, value, NULL), MPIDHT_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mpidht_write(table, key, NULL, NULL), MPIDHT_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mpidht_remove(table, NULL), MPIDHT_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mpidht_stats_local(table, NULL), MPIDHT_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mpidht_get_info(table, NULL), MPIDHT_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mpidht_stats_global(table, test_rank() == 0 ? NULL : &stats),
+                 test_rank() == 0 ? MPIDHT_ERR_NULL_ARGUMENT : MPIDHT_ERR_PEER);
+    /* Nothing above was counted as an operation. */
+    CHECK_OK(mpidht_stats_local(table, &stats));
+    CHECK(stats.reads == 0 && stats.writes == 0 && stats.removes == 0);
+
+    CHECK_STATUS(mpidht_free(NULL), MPIDHT_ERR_NULL_ARGUMENT);
+    CHECK_OK(mpidht_free(&table));
+    CHECK(table == NULL);
+
+    /* Use after free: the freed handle variable is NULL, and every call
+     * on it says so instead of touching freed memory. */
+    CHECK_STATUS(mpidht_read(table, key, value), MPIDHT_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mpidht_write(table, key, value, NULL), MPIDHT_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mpidht_remove(table, key), MPIDHT_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mpidht_stats_local(table, &stats), MPIDHT_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mpidht_stats_global(table, &stats), MPIDHT_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mpidht_stats_reset(table), MPIDHT_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mpidht_get_info(table, &info), MPIDHT_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mpidht_free(&table), MPIDHT_ERR_INVALID_HANDLE);
+}
+
+int main(int argc, char **argv)
+{
+    mpidht_params_t p = test_params(MPIDHT_PROTOCOL_COARSE, 8, 8, 4096);
+    mpidht_t *table = NULL;
+    CHECK_STATUS(mpidht_create(MPI_COMM_WORLD, &p, &table),
+                 MPIDHT_ERR_MPI_NOT_INITIALIZED);
+    MPI_Init(&argc, &argv);
+    status_messages();
+    bad_create_arguments();
+    bad_operation_arguments();
+    MPI_Finalize();
+    CHECK_STATUS(mpidht_create(MPI_COMM_WORLD, &p, &table),
+                 MPIDHT_ERR_MPI_NOT_INITIALIZED);
+    return 0;
+}

@@ -1,0 +1,103 @@
+/*
+ * Assertions for the MPI test programs. A failed check prints where and
+ * why, then aborts the whole job with a non-zero code, so mpirun and CTest
+ * see the failure. Header-only: every test is one small program.
+ */
+#ifndef MPIDHT_TEST_UTIL_H
+#define MPIDHT_TEST_UTIL_H
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "mpidht.h"
+
+static inline void test_fail(const char *file, int line, const char *what)
+{
+    int rank = -1, initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    bool running = initialized && !finalized;
+    if (running)
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    fprintf(stderr, "%s:%d: rank %d: check failed: %s\n", file, line, rank, what);
+    fflush(stderr);
+    if (running)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+}
+
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (!(cond))                                                           \
+            test_fail(__FILE__, __LINE__, #cond);                              \
+    } while (0)
+
+/* Checks that a call returns the expected status and names both if not. */
+#define CHECK_STATUS(call, expected)                                           \
+    do {                                                                       \
+        mpidht_status_t got_ = (call);                                         \
+        if (got_ != (expected)) {                                              \
+            char msg_[512];                                                    \
+            snprintf(msg_, sizeof msg_, "%s returned %d (%s), expected %s",    \
+                     #call, (int)got_, mpidht_strerror(got_), #expected);      \
+            test_fail(__FILE__, __LINE__, msg_);                               \
+        }                                                                      \
+    } while (0)
+
+#define CHECK_OK(call) CHECK_STATUS(call, MPIDHT_OK)
+
+static const mpidht_protocol_t test_protocols[] = {
+    MPIDHT_PROTOCOL_COARSE, MPIDHT_PROTOCOL_FINE, MPIDHT_PROTOCOL_LOCKFREE};
+#define TEST_PROTOCOL_COUNT 3
+
+/* Parameters for a table of fixed-size keys and values. */
+static inline mpidht_params_t test_params(mpidht_protocol_t protocol,
+                                          size_t key_size, size_t value_size,
+                                          size_t memory)
+{
+    mpidht_params_t p;
+    mpidht_params_init(&p);
+    p.protocol = protocol;
+    p.key_size = key_size;
+    p.value_size = value_size;
+    p.memory_per_process = memory;
+    return p;
+}
+
+/* Deterministic key and value bytes for an integer id. */
+static inline void test_fill(void *buf, size_t size, uint64_t id, uint64_t salt)
+{
+    uint64_t x = id * 0x9e3779b97f4a7c15u + salt + 1;
+    unsigned char *b = buf;
+    for (size_t i = 0; i < size; ++i) {
+        x ^= x >> 29;
+        x *= 0xbf58476d1ce4e5b9u;
+        x ^= x >> 32;
+        b[i] = (unsigned char)x;
+    }
+    /* The id's low bytes lead, so distinct ids below 256^size give
+     * distinct keys even for keys shorter than 8 bytes. */
+    for (size_t i = 0; i < size && i < sizeof id; ++i)
+        b[i] = (unsigned char)(id >> (8 * i));
+}
+
+static inline int test_rank(void)
+{
+    int r;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+
+static inline int test_size(void)
+{
+    int s;
+    MPI_Comm_size(MPI_COMM_WORLD, &s);
+    return s;
+}
+
+#endif /* MPIDHT_TEST_UTIL_H */
