@@ -202,7 +202,13 @@ typedef enum mpidht_write_outcome {
 /* Stores value for key. Probes the key's candidate buckets; a bucket that
  * already holds key is updated in place, otherwise the first empty or
  * invalid candidate is taken, otherwise the last candidate is evicted.
- * outcome may be NULL. */
+ * outcome may be NULL.
+ * Concurrency: under the coarse and fine protocols writes are serialised
+ * per window or per bucket and the outcome is exact. Under the lock-free
+ * protocol two writes of different keys that race for the same bucket may
+ * both report MPIDHT_WRITE_INSERTED while only the later one stays (a
+ * silent eviction, as with any last-writer-wins cache); a racing reader
+ * sees a checksum mismatch, never a mixed value. */
 mpidht_status_t mpidht_write(mpidht_t *table, const void *key,
                              const void *value,
                              mpidht_write_outcome_t *outcome);

@@ -42,8 +42,9 @@ static mpidht_status_t agree(MPI_Comm comm, mpidht_status_t local)
 }
 
 /* The settings that must be equal everywhere; a probe key's hash stands
- * for the hash function. Equal iff max(v) == min(v), with min(v) taken as
- * ~max(~v) so that one MPI_MAX reduction does both. */
+ * for the hash function. All values are equal iff OR(v) == AND(v); with
+ * AND(v) taken as ~OR(~v), one MPI_BOR reduction does both. (Not MPI_MAX
+ * and MPI_MIN: MPICH 4.0.2 compares MPI_UINT64_T values as signed.) */
 enum { AGREED_KEY, AGREED_VALUE, AGREED_PROTOCOL, AGREED_WINDOW,
        AGREED_CANDIDATES, AGREED_HASH, AGREED_COUNT };
 
@@ -51,7 +52,7 @@ static mpidht_status_t check_params_equal(MPI_Comm comm,
                                           const mpidht_params_t *p,
                                           mpidht_hash_fn hash, bool valid)
 {
-    uint64_t v[2 * AGREED_COUNT] = {0}, max[2 * AGREED_COUNT];
+    uint64_t v[2 * AGREED_COUNT] = {0}, any[2 * AGREED_COUNT];
     if (valid) {
         unsigned char *probe = malloc(p->key_size);
         if (!probe)
@@ -70,13 +71,13 @@ static mpidht_status_t check_params_equal(MPI_Comm comm,
      * as a disagreement, so it contributes 0 to both halves. */
     for (int i = 0; i < AGREED_COUNT; ++i)
         v[AGREED_COUNT + i] = valid ? ~v[i] : 0;
-    if (MPI_Allreduce(v, max, 2 * AGREED_COUNT, MPI_UINT64_T, MPI_MAX, comm) !=
+    if (MPI_Allreduce(v, any, 2 * AGREED_COUNT, MPI_UINT64_T, MPI_BOR, comm) !=
         MPI_SUCCESS)
         return MPIDHT_ERR_MPI;
     if (!valid)
         return MPIDHT_OK; /* this process reports its own error */
     for (int i = 0; i < AGREED_COUNT; ++i)
-        if (max[i] != ~max[AGREED_COUNT + i])
+        if (any[i] != ~any[AGREED_COUNT + i])
             return MPIDHT_ERR_MISMATCHED_PARAMS;
     return MPIDHT_OK;
 }

@@ -6,11 +6,12 @@
  * derived from all three. A read that returns a torn value, or a value
  * written for another key, fails the test.
  *
- * usage: test_concurrency coarse|fine|lockfree [auto|shared|allocate|create]
+ * usage: test_concurrency coarse|fine|lockfree [auto|shared|allocate|create [OPS]]
+ * OPS: operations per rank (default 10000).
  */
 #include "test_util.h"
 
-enum { KEY_SIZE = 16, VALUE_SIZE = 72, HOT_KEYS = 64, OPS = 10000 };
+enum { KEY_SIZE = 16, VALUE_SIZE = 72, HOT_KEYS = 64, DEFAULT_OPS = 10000 };
 
 typedef struct {
     uint64_t key_id;
@@ -42,12 +43,12 @@ static void make_value(value_t *v, uint64_t key_id, uint32_t writer, uint32_t se
     test_fill(v->payload, sizeof v->payload, key_id * 1000003u + writer, seq);
 }
 
-static void check_value(const value_t *got, uint64_t key_id, int size)
+static void check_value(const value_t *got, uint64_t key_id, int size, uint32_t ops)
 {
     value_t expect;
     CHECK(got->key_id == key_id);
     CHECK(got->writer < (uint32_t)size);
-    CHECK(got->seq < OPS);
+    CHECK(got->seq < ops);
     make_value(&expect, got->key_id, got->writer, got->seq);
     CHECK(memcmp(got, &expect, sizeof expect) == 0);
 }
@@ -55,14 +56,16 @@ static void check_value(const value_t *got, uint64_t key_id, int size)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    CHECK(argc == 2 || argc == 3);
+    CHECK(argc >= 2 && argc <= 4);
+    uint32_t ops = argc == 4 ? (uint32_t)strtoul(argv[3], NULL, 10) : DEFAULT_OPS;
+    CHECK(ops > 0);
     mpidht_protocol_t protocol = MPIDHT_PROTOCOL_COARSE;
     for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p)
         if (strcmp(argv[1], mpidht_protocol_name(test_protocols[p])) == 0)
             protocol = test_protocols[p];
     CHECK(strcmp(argv[1], mpidht_protocol_name(protocol)) == 0);
     mpidht_window_kind_t window = MPIDHT_WINDOW_AUTO;
-    while (argc == 3 && strcmp(argv[2], mpidht_window_name(window)) != 0) {
+    while (argc >= 3 && strcmp(argv[2], mpidht_window_name(window)) != 0) {
         CHECK(window != MPIDHT_WINDOW_CREATE); /* unknown kind named */
         window = (mpidht_window_kind_t)(window + 1);
     }
@@ -82,7 +85,7 @@ int main(int argc, char **argv)
     unsigned char key[KEY_SIZE];
     value_t value;
     uint64_t hits = 0, reads = 0, writes = 0;
-    for (uint32_t seq = 0; seq < OPS; ++seq) {
+    for (uint32_t seq = 0; seq < ops; ++seq) {
         uint64_t id = hot_key(&state);
         test_fill(key, KEY_SIZE, id, 77);
         bool write = is_writer && (size == 1 ? seq % 2 == 0 : next_random(&state) % 10 < 8);
@@ -95,7 +98,7 @@ int main(int argc, char **argv)
             CHECK(st == MPIDHT_OK || st == MPIDHT_NOT_FOUND);
             ++reads;
             if (st == MPIDHT_OK) {
-                check_value(&value, id, size);
+                check_value(&value, id, size, ops);
                 ++hits;
             }
         }
@@ -109,18 +112,18 @@ int main(int argc, char **argv)
         mpidht_status_t st = mpidht_read(table, key, &value);
         CHECK(st == MPIDHT_OK || st == MPIDHT_NOT_FOUND);
         if (st == MPIDHT_OK)
-            check_value(&value, id, size);
+            check_value(&value, id, size, ops);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     test_fill(key, KEY_SIZE, 0, 77);
     if (rank == 0) {
-        make_value(&value, 0, 0, OPS - 1);
+        make_value(&value, 0, 0, ops - 1);
         CHECK_OK(mpidht_write(table, key, &value, NULL));
     }
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_OK(mpidht_read(table, key, &value));
-    check_value(&value, 0, size);
-    CHECK(value.writer == 0 && value.seq == OPS - 1);
+    check_value(&value, 0, size, ops);
+    CHECK(value.writer == 0 && value.seq == ops - 1);
 
     mpidht_stats_t local, total;
     CHECK_OK(mpidht_stats_local(table, &local));

@@ -22,11 +22,16 @@ int main(int argc, char **argv)
         mpidht_t *table = NULL;
         CHECK_OK(mpidht_create(MPI_COMM_WORLD, &params, &table));
         unsigned char key[8], value[8];
-        for (uint64_t i = 0; i < 3; ++i) {
-            test_fill(key, 8, (uint64_t)rank * 10 + i, 0);
-            CHECK_OK(mpidht_write(table, key, key, NULL));
+        for (int turn = 0; turn < size; ++turn) {
+            if (test_my_turn(test_protocols[p], turn)) {
+                for (uint64_t i = 0; i < 3; ++i) {
+                    test_fill(key, 8, (uint64_t)rank * 10 + i, 0);
+                    CHECK_OK(mpidht_write(table, key, key, NULL));
+                }
+                CHECK_OK(mpidht_write(table, key, key, NULL)); /* update */
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
         }
-        CHECK_OK(mpidht_write(table, key, key, NULL)); /* update */
         for (uint64_t i = 0; i < 4; ++i) {
             test_fill(key, 8, (uint64_t)rank * 10 + i % 3, 0);
             CHECK_OK(mpidht_read(table, key, value));

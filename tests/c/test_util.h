@@ -16,6 +16,10 @@
 
 #include "mpidht.h"
 
+/* What the test is doing now, printed with any failure. */
+static char test_context_[160];
+#define TEST_CONTEXT(...) snprintf(test_context_, sizeof test_context_, __VA_ARGS__)
+
 static inline void test_fail(const char *file, int line, const char *what)
 {
     int rank = -1, initialized = 0, finalized = 0;
@@ -24,7 +28,8 @@ static inline void test_fail(const char *file, int line, const char *what)
     bool running = initialized && !finalized;
     if (running)
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    fprintf(stderr, "%s:%d: rank %d: check failed: %s\n", file, line, rank, what);
+    fprintf(stderr, "%s:%d: rank %d: check failed: %s%s%s\n", file, line, rank, what,
+            test_context_[0] ? " -- while " : "", test_context_);
     fflush(stderr);
     if (running)
         MPI_Abort(MPI_COMM_WORLD, 1);
@@ -98,6 +103,22 @@ static inline int test_size(void)
     int s;
     MPI_Comm_size(MPI_COMM_WORLD, &s);
     return s;
+}
+
+/* Under the lock-free protocol two writers that race for the same free
+ * bucket both store into it and one key is lost (the protocol's documented
+ * behaviour, exercised by test_concurrency). Tests that expect every
+ * written key to stay therefore let lock-free writers take turns:
+ *
+ *   for (int turn = 0; turn < test_size(); ++turn) {
+ *       if (test_my_turn(protocol, turn)) { ...writes... }
+ *       MPI_Barrier(MPI_COMM_WORLD);
+ *   }
+ *
+ * Under the locking protocols every rank writes at once, in turn 0. */
+static inline bool test_my_turn(mpidht_protocol_t protocol, int turn)
+{
+    return protocol == MPIDHT_PROTOCOL_LOCKFREE ? turn == test_rank() : turn == 0;
 }
 
 #endif /* MPIDHT_TEST_UTIL_H */

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the built library into a scratch prefix and builds the examples
+# against it the two ways a user would: CMake's find_package(mpidht) (shared
+# and static) and pkg-config with the MPI compiler wrapper. Runs each
+# program under mpiexec.
+#
+# usage: test_install.sh BUILD_DIR SOURCE_DIR MPICC MPIEXEC [MPIEXEC_FLAGS...]
+set -euo pipefail
+build=$1 source=$2 mpicc=$3 mpiexec=$4
+shift 4
+prefix=$(mktemp -d "${TMPDIR:-/tmp}/mpidht-install.XXXXXX")
+trap 'rm -rf "$prefix"' EXIT
+
+cmake --install "$build" --prefix "$prefix/usr" > /dev/null
+test -f "$prefix/usr/include/mpidht.h"
+libdir=$(dirname "$(find "$prefix/usr" -name 'libmpidht.so' | head -n 1)")
+
+cmake -S "$source/examples" -B "$prefix/examples" -DCMAKE_PREFIX_PATH="$prefix/usr" \
+      -DMPI_C_COMPILER="$mpicc" > /dev/null
+cmake --build "$prefix/examples" > /dev/null
+LD_LIBRARY_PATH="$libdir" "$mpiexec" "$@" -n 2 "$prefix/examples/mpidht_demo" --keys 500
+"$mpiexec" "$@" -n 2 "$prefix/examples/mpidht_demo_static" --keys 500 --protocol fine
+
+PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --exists mpidht
+# shellcheck disable=SC2046  # pkg-config output is a list of flags
+"$mpicc" -o "$prefix/demo_pkgconfig" "$source/examples/demo.c" \
+    $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs mpidht)
+LD_LIBRARY_PATH="$libdir" "$mpiexec" "$@" -n 2 "$prefix/demo_pkgconfig" --keys 500 --protocol coarse
+"$prefix/examples/mpidht_demo" --help | grep -q -- --protocol
+echo "install test: find_package (shared, static) and pkg-config builds ran"
