@@ -13,7 +13,10 @@
  *   - An error never aborts the process and never leaves the table in a
  *     state other than the one documented for the call.
  *   - Calls marked COLLECTIVE must be entered by every process of the
- *     table's communicator; they return the same status on every process.
+ *     table's communicator, each with a valid handle (the table's, or for
+ *     mpidht_create the same parameters); they return the same status on
+ *     every process, except that a process whose own argument is bad
+ *     reports that error while the others report MPIDHT_ERR_PEER.
  *     All other calls are local to the calling process (one-sided) and may
  *     be made concurrently by any subset of processes.
  *   - A table handle must not be used by two threads at the same time.
@@ -104,8 +107,10 @@ const char *mpidht_strerror(mpidht_status_t status);
 /* Creation parameters                                                 */
 /* ------------------------------------------------------------------ */
 
-#define MPIDHT_MAX_KEY_SIZE ((size_t)1 << 20)   /* 1 MiB */
-#define MPIDHT_MAX_VALUE_SIZE ((size_t)1 << 26) /* 64 MiB */
+/* Buckets hold keys and values inline and a probe fetches whole buckets,
+ * so the table is meant for small items. */
+#define MPIDHT_MAX_KEY_SIZE ((size_t)1 << 16)   /* 64 KiB */
+#define MPIDHT_MAX_VALUE_SIZE ((size_t)1 << 24) /* 16 MiB */
 #define MPIDHT_MAX_CANDIDATES 16
 #define MPIDHT_DEFAULT_CANDIDATES 6 /* POET's index count for 3-byte indices */
 #define MPIDHT_MAX_BUCKETS_PER_PROCESS ((uint64_t)1 << 32)

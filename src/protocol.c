@@ -1,6 +1,7 @@
 #include "protocol.h"
 
 #include <sched.h>
+#include <string.h>
 
 #include "bucket.h"
 #include "rma.h"
@@ -48,4 +49,21 @@ mpidht_status_t mpidht_clear_key(mpidht_t *t, const mpidht_address_t *addr,
     if (st != MPIDHT_OK)
         return st;
     return removed ? MPIDHT_OK : MPIDHT_NOT_FOUND;
+}
+
+mpidht_status_t mpidht_read_probing(mpidht_t *t, const mpidht_address_t *addr,
+                                    const void *key, void *value,
+                                    mpidht_probe_fn probe)
+{
+    int found = -1;
+    mpidht_status_t st = probe(t, addr, 0, 1, key, &found);
+    if (st == MPIDHT_OK && found < 0 && addr->count > 1)
+        st = probe(t, addr, 1, addr->count - 1, key, &found);
+    if (st != MPIDHT_OK)
+        return st;
+    if (found < 0)
+        return MPIDHT_NOT_FOUND;
+    memcpy(value, mpidht_bucket_value(t, mpidht_slot(t, t->probe, (unsigned)found)),
+           t->value_size);
+    return MPIDHT_OK;
 }

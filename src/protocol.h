@@ -45,6 +45,21 @@ const mpidht_protocol_ops_t *mpidht_protocol_lookup(mpidht_protocol_t protocol);
 mpidht_status_t mpidht_epoch_lock_all(mpidht_t *t);
 mpidht_status_t mpidht_epoch_unlock_all(mpidht_t *t);
 
+/* Fetches candidates [first, first + count) of addr consistently, as the
+ * protocol defines it, and sets *found to the first that holds key, or -1.
+ * May return MPIDHT_NOT_FOUND to end the read as a miss at once. */
+typedef mpidht_status_t (*mpidht_probe_fn)(mpidht_t *t,
+                                           const mpidht_address_t *addr,
+                                           unsigned first, unsigned count,
+                                           const void *key, int *found);
+
+/* The read every protocol shares: the first candidate alone (most hits end
+ * there), then all the others in one round trip; copies the value of the
+ * first candidate that holds key. MPIDHT_OK, MPIDHT_NOT_FOUND or an error. */
+mpidht_status_t mpidht_read_probing(mpidht_t *t, const mpidht_address_t *addr,
+                                    const void *key, void *value,
+                                    mpidht_probe_fn probe);
+
 /* Clears the meta byte of every candidate holding key, without taking
  * any lock: the coarse protocol calls it under its window lock, the
  * lock-free protocol as is. MPIDHT_OK if one held key, MPIDHT_NOT_FOUND. */

@@ -3,8 +3,6 @@
  * MPI_Win_lock on the target's whole window, shared for reads and
  * exclusive for writes and removes.
  */
-#include <string.h>
-
 #include "bucket.h"
 #include "protocol.h"
 #include "rma.h"
@@ -24,29 +22,23 @@ static mpidht_status_t unlock(mpidht_t *t, int rank, mpidht_status_t st)
                                                      : st;
 }
 
+/* Under the shared window lock every fetched bucket is consistent. */
+static mpidht_status_t coarse_probe(mpidht_t *t, const mpidht_address_t *addr,
+                                    unsigned first, unsigned count,
+                                    const void *key, int *found)
+{
+    mpidht_status_t st = mpidht_rma_probe_buckets(t, addr, first, count);
+    *found = st == MPIDHT_OK ? mpidht_find_key(t, t->probe, first, count, key) : -1;
+    return st;
+}
+
 static mpidht_status_t coarse_read(mpidht_t *t, const mpidht_address_t *addr,
                                    const void *key, void *value)
 {
     if (MPI_Win_lock(MPI_LOCK_SHARED, addr->rank, 0, t->win) != MPI_SUCCESS)
         return MPIDHT_ERR_MPI;
-    /* The first candidate alone (most hits end here), then the rest at
-     * once: two round trips at most instead of one per candidate. */
-    mpidht_status_t st = mpidht_rma_probe_buckets(t, addr, 0, 1);
-    int found = st == MPIDHT_OK ? mpidht_find_key(t, t->probe, 0, 1, key) : -1;
-    if (st == MPIDHT_OK && found < 0 && addr->count > 1) {
-        st = mpidht_rma_probe_buckets(t, addr, 1, addr->count - 1);
-        if (st == MPIDHT_OK)
-            found = mpidht_find_key(t, t->probe, 1, addr->count - 1, key);
-    }
-    if (st == MPIDHT_OK) {
-        if (found >= 0)
-            memcpy(value,
-                   mpidht_bucket_value(t, mpidht_slot(t, t->probe, (unsigned)found)),
-                   t->value_size);
-        else
-            st = MPIDHT_NOT_FOUND;
-    }
-    return unlock(t, addr->rank, st);
+    return unlock(t, addr->rank,
+                  mpidht_read_probing(t, addr, key, value, coarse_probe));
 }
 
 static mpidht_status_t coarse_write(mpidht_t *t, const mpidht_address_t *addr,

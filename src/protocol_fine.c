@@ -75,31 +75,39 @@ static mpidht_status_t lock_exclusive(mpidht_t *t, int rank, uint32_t index)
     }
 }
 
-/* Registers as reader on candidates [first, first + count) of addr. */
+static mpidht_status_t register_reader(mpidht_t *t, int rank, uint32_t index,
+                                       int64_t *old)
+{
+    const int64_t one = 1;
+    return mpidht_mpi_status(MPI_Fetch_and_op(&one, old, MPI_INT64_T, rank,
+                                              lock_disp(t, index), MPI_SUM, t->win));
+}
+
+/* Registers as reader on candidates [first, first + count) of addr: all
+ * registrations in one round trip, then a retry for each bucket that a
+ * writer held. */
 static mpidht_status_t lock_shared(mpidht_t *t, const mpidht_address_t *addr,
                                    unsigned first, unsigned count)
 {
     int64_t old[MPIDHT_MAX_CANDIDATES];
-    const int64_t one = 1;
-    for (unsigned i = first; i < first + count; ++i) {
-        for (unsigned attempt = 0;; ++attempt) {
-            if (MPI_Fetch_and_op(&one, &old[i], MPI_INT64_T, addr->rank,
-                                 lock_disp(t, addr->index[i]), MPI_SUM,
-                                 t->win) != MPI_SUCCESS)
-                return MPIDHT_ERR_MPI;
-            mpidht_status_t st = mpidht_rma_flush(t, addr->rank);
-            if (st != MPIDHT_OK)
-                return st;
-            if (old[i] < MPIDHT_FINE_EXCLUSIVE)
-                break;
+    mpidht_status_t st = MPIDHT_OK;
+    for (unsigned i = first; st == MPIDHT_OK && i < first + count; ++i)
+        st = register_reader(t, addr->rank, addr->index[i], &old[i]);
+    if (st == MPIDHT_OK)
+        st = mpidht_rma_flush(t, addr->rank);
+    for (unsigned i = first; st == MPIDHT_OK && i < first + count; ++i) {
+        for (unsigned attempt = 0; st == MPIDHT_OK && old[i] >= MPIDHT_FINE_EXCLUSIVE;
+             ++attempt) {
             t->stats.lock_retries++;
             st = add_to_lock(t, addr->rank, addr->index[i], -1);
-            if (st != MPIDHT_OK)
-                return st;
             mpidht_backoff(attempt);
+            if (st == MPIDHT_OK)
+                st = register_reader(t, addr->rank, addr->index[i], &old[i]);
+            if (st == MPIDHT_OK)
+                st = mpidht_rma_flush(t, addr->rank);
         }
     }
-    return MPIDHT_OK;
+    return st;
 }
 
 static mpidht_status_t unlock_shared(mpidht_t *t, const mpidht_address_t *addr,
@@ -115,7 +123,7 @@ static mpidht_status_t unlock_shared(mpidht_t *t, const mpidht_address_t *addr,
 }
 
 /* Reads candidates [first, first + count) under read registrations and
- * returns the first that holds key, or -1. */
+ * finds the first that holds key (an mpidht_probe_fn). */
 static mpidht_status_t read_locked(mpidht_t *t, const mpidht_address_t *addr,
                                    unsigned first, unsigned count,
                                    const void *key, int *found)
@@ -134,17 +142,7 @@ static mpidht_status_t read_locked(mpidht_t *t, const mpidht_address_t *addr,
 static mpidht_status_t fine_read(mpidht_t *t, const mpidht_address_t *addr,
                                  const void *key, void *value)
 {
-    int found = -1;
-    mpidht_status_t st = read_locked(t, addr, 0, 1, key, &found);
-    if (st == MPIDHT_OK && found < 0 && addr->count > 1)
-        st = read_locked(t, addr, 1, addr->count - 1, key, &found);
-    if (st != MPIDHT_OK)
-        return st;
-    if (found < 0)
-        return MPIDHT_NOT_FOUND;
-    memcpy(value, mpidht_bucket_value(t, mpidht_slot(t, t->probe, (unsigned)found)),
-           t->value_size);
-    return MPIDHT_OK;
+    return mpidht_read_probing(t, addr, key, value, read_locked);
 }
 
 /* Under the lock, re-decides what writing key into bucket means, given the

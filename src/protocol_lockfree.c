@@ -21,14 +21,17 @@ static bool checksum_ok(mpidht_t *t, unsigned char *bucket)
     return stored == mpidht_bucket_checksum(t, bucket);
 }
 
-/* Looks for key among candidates [first, first + count) already fetched
- * into probe. Sets *found to the slot of a verified hit, or -1. Returns
+/* Fetches candidates [first, first + count) and sets *found to the slot
+ * of a checksum-verified hit, or -1 (an mpidht_probe_fn). Returns
  * MPIDHT_NOT_FOUND when it invalidated a corrupt bucket holding key. */
-static mpidht_status_t verify_phase(mpidht_t *t, const mpidht_address_t *addr,
-                                    unsigned first, unsigned count,
-                                    const void *key, int *found)
+static mpidht_status_t lockfree_probe(mpidht_t *t, const mpidht_address_t *addr,
+                                      unsigned first, unsigned count,
+                                      const void *key, int *found)
 {
     *found = -1;
+    mpidht_status_t fetched = mpidht_rma_probe_buckets(t, addr, first, count);
+    if (fetched != MPIDHT_OK)
+        return fetched;
     for (unsigned i = first; i < first + count; ++i) {
         unsigned char *b = mpidht_slot(t, t->probe, i);
         if (!mpidht_bucket_holds(t, b, key))
@@ -59,22 +62,7 @@ static mpidht_status_t verify_phase(mpidht_t *t, const mpidht_address_t *addr,
 static mpidht_status_t lockfree_read(mpidht_t *t, const mpidht_address_t *addr,
                                      const void *key, void *value)
 {
-    int found = -1;
-    mpidht_status_t st = mpidht_rma_probe_buckets(t, addr, 0, 1);
-    if (st == MPIDHT_OK)
-        st = verify_phase(t, addr, 0, 1, key, &found);
-    if (st == MPIDHT_OK && found < 0 && addr->count > 1) {
-        st = mpidht_rma_probe_buckets(t, addr, 1, addr->count - 1);
-        if (st == MPIDHT_OK)
-            st = verify_phase(t, addr, 1, addr->count - 1, key, &found);
-    }
-    if (st != MPIDHT_OK)
-        return st;
-    if (found < 0)
-        return MPIDHT_NOT_FOUND;
-    memcpy(value, mpidht_bucket_value(t, mpidht_slot(t, t->probe, (unsigned)found)),
-           t->value_size);
-    return MPIDHT_OK;
+    return mpidht_read_probing(t, addr, key, value, lockfree_probe);
 }
 
 static mpidht_status_t lockfree_write(mpidht_t *t, const mpidht_address_t *addr,

@@ -164,8 +164,13 @@ static mpidht_status_t build(mpidht_t *t, const mpidht_params_t *params,
 
     st = agree(t->comm, mpidht_window_allocate(t, (size_t)t->local_buckets *
                                                       t->bucket_size));
-    if (st == MPIDHT_OK)
-        st = agree(t->comm, t->ops->open(t));
+    if (st != MPIDHT_OK)
+        return st;
+    /* The window is freed on failure, which needs every epoch closed. */
+    mpidht_status_t opened = t->ops->open(t);
+    st = agree(t->comm, opened);
+    if (st != MPIDHT_OK && opened == MPIDHT_OK)
+        t->ops->close(t);
     return st;
 }
 
@@ -222,6 +227,8 @@ mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
                               mpidht_t **table)
 {
     int initialized = 0, finalized = 0, inter = 0;
+    if (table)
+        *table = NULL;
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
     if (!initialized || finalized)
@@ -230,8 +237,6 @@ mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
         return MPIDHT_ERR_INVALID_COMM;
     if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return MPIDHT_ERR_INVALID_COMM;
-    if (table)
-        *table = NULL;
 
     /* Built on the stack and copied out last, so that running out of
      * memory for the handle itself is one more agreed failure. */

@@ -67,6 +67,8 @@ static void bad_create_arguments(void)
     p = good;
     p.value_size = 0;
     EXPECT_CREATE(&p, MPIDHT_ERR_VALUE_SIZE);
+    p.value_size = MPIDHT_MAX_VALUE_SIZE + 1;
+    EXPECT_CREATE(&p, MPIDHT_ERR_VALUE_SIZE);
     p.value_size = SIZE_MAX;
     EXPECT_CREATE(&p, MPIDHT_ERR_VALUE_SIZE);
     p = good;

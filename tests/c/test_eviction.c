@@ -56,7 +56,7 @@ static void single_bucket(mpidht_protocol_t protocol)
 
 static void overfull(mpidht_protocol_t protocol)
 {
-    enum { KEYS = 400 };
+    enum { KEYS = 120 };
     int rank = test_rank(), size = test_size();
     mpidht_params_t p = test_params(protocol, 16, 24, 0);
     mpidht_t *table = NULL;

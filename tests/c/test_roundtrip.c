@@ -7,8 +7,8 @@
  */
 #include "test_util.h"
 
-/* 4 ranks x 50 keys + 16 misses fit even 1-byte keys. */
-enum { KEYS_PER_RANK = 50, MISSES = 16 };
+/* 4 ranks x 30 keys + 16 misses fit even 1-byte keys. */
+enum { KEYS_PER_RANK = 30, MISSES = 16 };
 
 static void roundtrip(mpidht_protocol_t protocol, size_t key_size, size_t value_size)
 {

@@ -1,0 +1,34 @@
+# Settings and helpers for the tests: MPI programs run under mpiexec at each
+# of MPIDHT_TEST_NPROCS process counts (oversubscribed where needed).
+set(MPIDHT_TEST_NPROCS "1;2;4" CACHE STRING "Process counts for the MPI tests")
+set(MPIDHT_TEST_TIMEOUT 300 CACHE STRING "Seconds before a hung test is killed")
+# MPICH's one-sided operations here need the target process to be running,
+# so oversubscribed runs are far slower than Open MPI's; its CI run uses
+# fewer operations per rank.
+set(MPIDHT_TEST_CONCURRENCY_OPS 10000 CACHE STRING "Operations per rank in the hot-key tests")
+
+# Harmless for MPICH; lets Open MPI run as root and oversubscribe, and makes
+# waiting processes yield so that 4 ranks on 2 cores still progress.
+set(MPIDHT_TEST_ENV
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
+  # Open MPI's own allocations are freed at exit, not at MPI_Finalize.
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
+
+# mpidht_add_mpi_test(TARGET [SUFFIX s] [NPROCS n...] [ARGS a...]) registers
+# TARGET<s>_np<n> for each process count n (default MPIDHT_TEST_NPROCS).
+function(mpidht_add_mpi_test target)
+  cmake_parse_arguments(T "" "SUFFIX" "NPROCS;ARGS" ${ARGN})
+  if(NOT T_NPROCS)
+    set(T_NPROCS ${MPIDHT_TEST_NPROCS})
+  endif()
+  foreach(np IN LISTS T_NPROCS)
+    set(name ${target}${T_SUFFIX}_np${np})
+    add_test(NAME ${name}
+      COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
+              $<TARGET_FILE:${target}> ${MPIEXEC_POSTFLAGS} ${T_ARGS})
+    set_tests_properties(${name} PROPERTIES
+      ENVIRONMENT "${MPIDHT_TEST_ENV}" TIMEOUT ${MPIDHT_TEST_TIMEOUT} PROCESSORS ${np})
+  endforeach()
+endfunction()
