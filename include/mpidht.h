@@ -11,7 +11,9 @@
  *     MPIDHT_NOT_FOUND is a normal outcome of read and remove, not an error;
  *     every other value is an error whose message mpidht_strerror() gives.
  *   - An error never aborts the process and never leaves the table in a
- *     state other than the one documented for the call.
+ *     state other than the one documented for the call. The exception is
+ *     MPIDHT_ERR_MPI: an MPI call failed midway, locks or entries may be
+ *     left behind, and the table should be freed.
  *   - Calls marked COLLECTIVE must be entered by every process of the
  *     table's communicator, each with a valid handle (the table's, or for
  *     mpidht_create the same parameters); they return the same status on
@@ -86,8 +88,10 @@ extern "C" {
       "function differ between processes")                                     \
     X(MPIDHT_ERR_WINDOW_UNSUPPORTED,                                           \
       "the requested window kind cannot be used here (a shared window needs "  \
-      "all processes on one node, or the MPI library refused to create it)")   \
-    X(MPIDHT_ERR_NO_MEMORY, "out of memory")                                   \
+      "all processes on one node; the MPI library may have no component for "  \
+      "MPI_Win_create)")                                                       \
+    X(MPIDHT_ERR_NO_MEMORY,                                                    \
+      "out of memory, or the MPI library could not allocate the window")       \
     X(MPIDHT_ERR_MPI, "an MPI call failed")                                    \
     X(MPIDHT_ERR_PEER, "the call failed on another process of the "            \
                        "communicator")
@@ -156,7 +160,9 @@ typedef struct mpidht_params {
     unsigned candidates;         /* buckets probed per key; 0 = default */
     mpidht_hash_fn hash;         /* NULL = XXH3-64 from libxxhash */
     void *hash_user_data;        /* passed to hash unchanged */
-    /* New fields are appended here; struct_size lets old callers work. */
+    /* New fields are appended here. struct_size records the layout the
+     * caller was compiled with, so that a later library can tell an older
+     * caller's shorter struct apart; this version accepts its own only. */
 } mpidht_params_t;
 
 /* Fills *params with the defaults above and zero sizes. Returns
@@ -194,7 +200,9 @@ mpidht_status_t mpidht_free(mpidht_t **table);
 /* Copies the value stored for key (key_size bytes) into value (value_size
  * bytes). Returns MPIDHT_OK on a hit, MPIDHT_NOT_FOUND on a miss (value is
  * then left untouched). A hit never returns a torn value or the value of
- * another key, under every protocol. */
+ * another key, under every protocol; under the lock-free protocol this
+ * rests on the 32-bit checksum, which a torn bucket passes with
+ * probability 2^-32. */
 mpidht_status_t mpidht_read(mpidht_t *table, const void *key, void *value);
 
 typedef enum mpidht_write_outcome {
@@ -208,12 +216,15 @@ typedef enum mpidht_write_outcome {
  * already holds key is updated in place, otherwise the first empty or
  * invalid candidate is taken, otherwise the last candidate is evicted.
  * outcome may be NULL.
- * Concurrency: under the coarse and fine protocols writes are serialised
- * per window or per bucket and the outcome is exact. Under the lock-free
- * protocol two writes of different keys that race for the same bucket may
- * both report MPIDHT_WRITE_INSERTED while only the later one stays (a
- * silent eviction, as with any last-writer-wins cache); a racing reader
- * sees a checksum mismatch, never a mixed value. */
+ * Concurrency: under the coarse protocol writes are serialised per window,
+ * under the fine protocol per key (by the lock of its first candidate) and
+ * per bucket; the outcome is exact and a key is never stored twice. The
+ * lock-free protocol is last-writer-wins: two writes of different keys
+ * that race for the same bucket may both report MPIDHT_WRITE_INSERTED
+ * while only the later one stays; two racing writes of the same key may
+ * store it in two buckets (reads return the first; remove clears both); a
+ * reader that invalidates a torn bucket may discard a write that completed
+ * just after its second read. Readers never see a mixed value. */
 mpidht_status_t mpidht_write(mpidht_t *table, const void *key,
                              const void *value,
                              mpidht_write_outcome_t *outcome);

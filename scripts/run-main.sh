@@ -9,10 +9,10 @@ source "$(dirname "$0")/common.sh"
 
 bash "$repo/scripts/install-deps.sh"
 mkdir -p "$build_root"
-configure_and_build "$build_root/openmpi" openmpi -DCMAKE_BUILD_TYPE=Release \
+configure_and_build "$build_root/main" openmpi -DCMAKE_BUILD_TYPE=Release \
   -DMPIDHT_BUILD_TESTS=OFF > /dev/null
 
 for protocol in coarse fine lockfree; do
-  mpiexec.openmpi -n 2 "$build_root/openmpi/mpidht_demo" --protocol "$protocol" --keys 20000
+  mpiexec.openmpi -n 2 "$build_root/main/mpidht_demo" --protocol "$protocol" --keys 20000
   echo
 done

@@ -42,7 +42,7 @@ mpidht_status_t mpidht_clear_key(mpidht_t *t, const mpidht_address_t *addr,
     bool removed = false;
     for (unsigned i = 0; st == MPIDHT_OK && i < addr->count; ++i) {
         if (mpidht_bucket_holds(t, mpidht_slot(t, t->probe, i), key)) {
-            st = mpidht_rma_put_meta(t, addr->rank, addr->index[i], 0);
+            st = mpidht_rma_clear_header(t, addr->rank, addr->index[i]);
             removed = true;
         }
     }

@@ -60,8 +60,8 @@ mpidht_status_t mpidht_read_probing(mpidht_t *t, const mpidht_address_t *addr,
                                     const void *key, void *value,
                                     mpidht_probe_fn probe);
 
-/* Clears the meta byte of every candidate holding key, without taking
- * any lock: the coarse protocol calls it under its window lock, the
+/* Empties every candidate holding key (mpidht_rma_clear_header), without
+ * taking any lock: the coarse protocol calls it under its window lock, the
  * lock-free protocol as is. MPIDHT_OK if one held key, MPIDHT_NOT_FOUND. */
 mpidht_status_t mpidht_clear_key(mpidht_t *t, const mpidht_address_t *addr,
                                  const void *key);

@@ -8,13 +8,15 @@
  *   reader: MPI_Fetch_and_op +1; if the old value was >= EXCLUSIVE a writer
  *           holds the bucket, so undo (-1) and try again; release with -1.
  *
- * Deadlock freedom: a writer holds at most one lock and never waits while
- * holding it; a reader may hold several read registrations but never waits
- * for one while holding another without first undoing it.
+ * Writes and removes of a key are serialised by the lock of the key's
+ * first candidate (its "key lock"): under it they probe every candidate,
+ * so two writers of one key cannot store it in two buckets. If the chosen
+ * bucket is another one, they try its lock once and, failing, let go of
+ * everything and start over.
  *
- * A write first probes all candidates without locks (a hint), then locks
- * only the chosen bucket and checks under the lock that the choice still
- * stands; if another writer changed it meanwhile, the write starts over.
+ * Deadlock freedom: a process waits for a lock only while it holds no
+ * exclusive lock (writers wait for the key lock alone, and only try other
+ * locks); readers hold registrations but never an exclusive lock.
  */
 #include <string.h>
 
@@ -49,6 +51,19 @@ static mpidht_status_t try_exclusive(mpidht_t *t, int rank, uint32_t index,
 {
     const int64_t unlocked = 0, exclusive = MPIDHT_FINE_EXCLUSIVE;
     int64_t old = -1;
+    if (t->exclusive_by_fetch_add) {
+        /* Add only when the word looks free: a failed add still shows as a
+         * writer to everyone for a moment, and two writers that kept adding
+         * over each other could starve both. */
+        int64_t now = -1;
+        if (MPI_Fetch_and_op(NULL, &now, MPI_INT64_T, rank, lock_disp(t, index),
+                             MPI_NO_OP, t->win) != MPI_SUCCESS)
+            return MPIDHT_ERR_MPI;
+        mpidht_status_t st = mpidht_rma_flush(t, rank);
+        *acquired = false;
+        if (st != MPIDHT_OK || now != 0)
+            return st;
+    }
     int rc = t->exclusive_by_fetch_add
                  ? MPI_Fetch_and_op(&exclusive, &old, MPI_INT64_T, rank,
                                     lock_disp(t, index), MPI_SUM, t->win)
@@ -78,7 +93,9 @@ static mpidht_status_t lock_exclusive(mpidht_t *t, int rank, uint32_t index)
 static mpidht_status_t register_reader(mpidht_t *t, int rank, uint32_t index,
                                        int64_t *old)
 {
-    const int64_t one = 1;
+    /* Static: the operand must outlive the operation, completed later by
+     * the caller's flush. */
+    static const int64_t one = 1;
     return mpidht_mpi_status(MPI_Fetch_and_op(&one, old, MPI_INT64_T, rank,
                                               lock_disp(t, index), MPI_SUM, t->win));
 }
@@ -145,23 +162,49 @@ static mpidht_status_t fine_read(mpidht_t *t, const mpidht_address_t *addr,
     return mpidht_read_probing(t, addr, key, value, read_locked);
 }
 
-/* Under the lock, re-decides what writing key into bucket means, given the
- * outcome chosen from the unlocked hint. Returns false if the hint went
- * stale (the key left, or another key took the free bucket). */
-static bool recheck_choice(mpidht_t *t, unsigned char *bucket, const void *key,
-                           mpidht_write_outcome_t *outcome)
+static mpidht_status_t unlock_exclusive(mpidht_t *t, int rank, uint32_t index)
 {
-    if (mpidht_bucket_holds(t, bucket, key)) {
-        *outcome = MPIDHT_WRITE_UPDATED;
-        return true;
+    return add_to_lock(t, rank, index, -MPIDHT_FINE_EXCLUSIVE);
+}
+
+/* Writes staged data into candidate slot of addr. The caller holds the
+ * key lock and has probed all candidates under it. Sets *done to false if
+ * the chosen bucket's lock was busy or the bucket changed before it was
+ * locked; the caller then starts over. */
+static mpidht_status_t write_under_key_lock(mpidht_t *t, const mpidht_address_t *addr,
+                                            const void *key, bool *done,
+                                            mpidht_write_outcome_t *outcome)
+{
+    mpidht_write_choice_t c = mpidht_choose_slot(t, t->probe, addr->count, key);
+    uint32_t index = addr->index[c.slot];
+    *done = true;
+    *outcome = c.outcome;
+    if (index == addr->index[0]) /* already held: the key lock */
+        return mpidht_rma_put_staged(t, addr->rank, index);
+
+    bool acquired = false;
+    mpidht_status_t st = try_exclusive(t, addr->rank, index, &acquired);
+    if (st != MPIDHT_OK || !acquired) {
+        *done = false;
+        return st;
     }
-    if (mpidht_bucket_is_free(t, bucket)) {
-        if (*outcome == MPIDHT_WRITE_UPDATED)
-            return false; /* the key was removed or moved: probe again */
-        *outcome = MPIDHT_WRITE_INSERTED;
-        return true;
+    /* Writers of other keys may have changed this bucket since the probe:
+     * filled the free one, or evicted the key from it. */
+    mpidht_address_t one = {.rank = addr->rank, .count = 1, .index = {index}};
+    st = mpidht_rma_probe_keys(t, &one);
+    if (st == MPIDHT_OK) {
+        unsigned char *b = mpidht_slot(t, t->probe, 0);
+        if (mpidht_bucket_holds(t, b, key))
+            *outcome = MPIDHT_WRITE_UPDATED;
+        else if (mpidht_bucket_is_free(t, b))
+            *outcome = MPIDHT_WRITE_INSERTED;
+        else /* another key took it: fine only if we meant to evict */
+            *done = c.outcome == MPIDHT_WRITE_EVICTED;
+        if (*done)
+            st = mpidht_rma_put_staged(t, addr->rank, index);
     }
-    return *outcome == MPIDHT_WRITE_EVICTED;
+    mpidht_status_t released = unlock_exclusive(t, addr->rank, index);
+    return st != MPIDHT_OK ? st : released;
 }
 
 static mpidht_status_t fine_write(mpidht_t *t, const mpidht_address_t *addr,
@@ -170,67 +213,77 @@ static mpidht_status_t fine_write(mpidht_t *t, const mpidht_address_t *addr,
 {
     mpidht_stage_bucket(t, key, value);
     for (unsigned attempt = 0;; ++attempt) {
-        mpidht_status_t st = mpidht_rma_probe_keys(t, addr);
+        mpidht_status_t st = lock_exclusive(t, addr->rank, addr->index[0]);
         if (st != MPIDHT_OK)
             return st;
-        mpidht_write_choice_t c = mpidht_choose_slot(t, t->probe, addr->count, key);
-        uint32_t index = addr->index[c.slot];
-        st = lock_exclusive(t, addr->rank, index);
+        bool done = false;
+        st = mpidht_rma_probe_keys(t, addr);
+        if (st == MPIDHT_OK)
+            st = write_under_key_lock(t, addr, key, &done, outcome);
+        mpidht_status_t released = unlock_exclusive(t, addr->rank, addr->index[0]);
         if (st != MPIDHT_OK)
             return st;
-        mpidht_address_t one = {.rank = addr->rank, .count = 1, .index = {index}};
-        st = mpidht_rma_probe_buckets(t, &one, 0, 1);
-        bool holds = st == MPIDHT_OK &&
-                     recheck_choice(t, mpidht_slot(t, t->probe, 0), key, &c.outcome);
-        if (holds)
-            st = mpidht_rma_put_staged(t, addr->rank, index);
-        mpidht_status_t released =
-            add_to_lock(t, addr->rank, index, -MPIDHT_FINE_EXCLUSIVE);
-        if (st != MPIDHT_OK)
-            return st;
-        if (released != MPIDHT_OK)
+        if (released != MPIDHT_OK || done)
             return released;
-        if (holds) {
-            *outcome = c.outcome;
-            return MPIDHT_OK;
-        }
         t->stats.lock_retries++;
         mpidht_backoff(attempt);
     }
 }
 
+/* Clears every candidate holding key; the caller holds the key lock and
+ * has probed. *done is false if a bucket's lock was busy. */
+static mpidht_status_t remove_under_key_lock(mpidht_t *t, const mpidht_address_t *addr,
+                                             const void *key, bool *removed, bool *done)
+{
+    *done = true;
+    for (unsigned i = 0; i < addr->count; ++i) {
+        if (!mpidht_bucket_holds(t, mpidht_slot(t, t->probe, i), key))
+            continue;
+        uint32_t index = addr->index[i];
+        bool acquired = index == addr->index[0];
+        mpidht_status_t st = MPIDHT_OK;
+        if (!acquired)
+            st = try_exclusive(t, addr->rank, index, &acquired);
+        if (st != MPIDHT_OK || !acquired) {
+            *done = false;
+            return st;
+        }
+        /* Only this key's writers could put it here, and they wait for the
+         * key lock: the bucket still holds key. */
+        st = mpidht_rma_clear_header(t, addr->rank, index);
+        if (index != addr->index[0]) {
+            mpidht_status_t released = unlock_exclusive(t, addr->rank, index);
+            st = st != MPIDHT_OK ? st : released;
+        }
+        if (st != MPIDHT_OK)
+            return st;
+        *removed = true;
+    }
+    return MPIDHT_OK;
+}
+
 static mpidht_status_t fine_remove(mpidht_t *t, const mpidht_address_t *addr,
                                    const void *key)
 {
-    mpidht_status_t st = mpidht_rma_probe_keys(t, addr);
-    if (st != MPIDHT_OK)
-        return st;
-    bool hinted[MPIDHT_MAX_CANDIDATES];
-    for (unsigned i = 0; i < addr->count; ++i)
-        hinted[i] = mpidht_bucket_holds(t, mpidht_slot(t, t->probe, i), key);
-
     bool removed = false;
-    for (unsigned i = 0; i < addr->count; ++i) {
-        if (!hinted[i])
-            continue;
-        st = lock_exclusive(t, addr->rank, addr->index[i]);
+    for (unsigned attempt = 0;; ++attempt) {
+        mpidht_status_t st = lock_exclusive(t, addr->rank, addr->index[0]);
         if (st != MPIDHT_OK)
             return st;
-        mpidht_address_t one = {.rank = addr->rank, .count = 1,
-                                .index = {addr->index[i]}};
-        st = mpidht_rma_probe_keys(t, &one);
-        if (st == MPIDHT_OK && mpidht_bucket_holds(t, mpidht_slot(t, t->probe, 0), key)) {
-            st = mpidht_rma_put_meta(t, addr->rank, addr->index[i], 0);
-            removed = removed || st == MPIDHT_OK;
-        }
-        mpidht_status_t released =
-            add_to_lock(t, addr->rank, addr->index[i], -MPIDHT_FINE_EXCLUSIVE);
+        bool done = false;
+        st = mpidht_rma_probe_keys(t, addr);
+        if (st == MPIDHT_OK)
+            st = remove_under_key_lock(t, addr, key, &removed, &done);
+        mpidht_status_t released = unlock_exclusive(t, addr->rank, addr->index[0]);
         if (st != MPIDHT_OK)
             return st;
         if (released != MPIDHT_OK)
             return released;
+        if (done)
+            return removed ? MPIDHT_OK : MPIDHT_NOT_FOUND;
+        t->stats.lock_retries++;
+        mpidht_backoff(attempt);
     }
-    return removed ? MPIDHT_OK : MPIDHT_NOT_FOUND;
 }
 
 const mpidht_protocol_ops_t mpidht_protocol_fine = {

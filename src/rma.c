@@ -59,3 +59,15 @@ mpidht_status_t mpidht_rma_put_meta(mpidht_t *t, int rank, uint32_t index,
     /* Completing before returning keeps &meta valid for the transfer. */
     return mpidht_rma_flush(t, rank);
 }
+
+mpidht_status_t mpidht_rma_clear_header(mpidht_t *t, int rank, uint32_t index)
+{
+    static const unsigned char zeros[8];
+    int len = (int)(t->meta_offset + 1 - t->data_offset);
+    int rc = MPI_Put(zeros, len, MPI_BYTE, rank,
+                     mpidht_bucket_disp(t, index) + (MPI_Aint)t->data_offset, len,
+                     MPI_BYTE, t->win);
+    if (rc != MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    return mpidht_rma_flush(t, rank);
+}

@@ -31,6 +31,13 @@ mpidht_status_t mpidht_rma_put_staged(mpidht_t *t, int rank, uint32_t index);
 mpidht_status_t mpidht_rma_put_meta(mpidht_t *t, int rank, uint32_t index,
                                     unsigned char meta);
 
+/* Zeroes everything a write puts in front of the key — the meta byte and,
+ * under the lock-free protocol, the checksum — and completes it. Zeroing
+ * the checksum too means a reader that tears a later insert into this
+ * bucket can never pair the new meta byte with the old, self-consistent
+ * key, value and checksum. */
+mpidht_status_t mpidht_rma_clear_header(mpidht_t *t, int rank, uint32_t index);
+
 mpidht_status_t mpidht_rma_flush(mpidht_t *t, int rank);
 
 /* Maps an MPI return code to MPIDHT_OK or MPIDHT_ERR_MPI. */

@@ -53,10 +53,10 @@ static mpidht_status_t check_params_equal(MPI_Comm comm,
                                           mpidht_hash_fn hash, bool valid)
 {
     uint64_t v[2 * AGREED_COUNT] = {0}, any[2 * AGREED_COUNT];
+    unsigned char *probe = valid ? malloc(p->key_size) : NULL;
+    mpidht_status_t local = valid && !probe ? MPIDHT_ERR_NO_MEMORY : MPIDHT_OK;
+    valid = valid && probe;
     if (valid) {
-        unsigned char *probe = malloc(p->key_size);
-        if (!probe)
-            return MPIDHT_ERR_NO_MEMORY;
         for (size_t i = 0; i < p->key_size; ++i)
             probe[i] = (unsigned char)(i * 31u + 7u);
         v[AGREED_KEY] = p->key_size;
@@ -75,7 +75,7 @@ static mpidht_status_t check_params_equal(MPI_Comm comm,
         MPI_SUCCESS)
         return MPIDHT_ERR_MPI;
     if (!valid)
-        return MPIDHT_OK; /* this process reports its own error */
+        return local; /* an invalid process reports its own error */
     for (int i = 0; i < AGREED_COUNT; ++i)
         if (any[i] != ~any[AGREED_COUNT + i])
             return MPIDHT_ERR_MISMATCHED_PARAMS;
@@ -86,12 +86,13 @@ static mpidht_status_t check_params_equal(MPI_Comm comm,
  * physical memory: touching such a window would kill the job later. */
 static mpidht_status_t check_node_memory(MPI_Comm node, uint64_t bytes)
 {
-    uint64_t node_total = 0;
-    if (MPI_Allreduce(&bytes, &node_total, 1, MPI_UINT64_T, MPI_SUM, node) !=
+    /* Summed as double: many budgets near 2^56 bytes must not wrap. */
+    double mine = (double)bytes, node_total = 0;
+    if (MPI_Allreduce(&mine, &node_total, 1, MPI_DOUBLE, MPI_SUM, node) !=
         MPI_SUCCESS)
         return MPIDHT_ERR_MPI;
-    return node_total > physical_memory_bytes() ? MPIDHT_ERR_BUDGET_TOO_LARGE
-                                                : MPIDHT_OK;
+    return node_total > (double)physical_memory_bytes() ? MPIDHT_ERR_BUDGET_TOO_LARGE
+                                                        : MPIDHT_OK;
 }
 
 /* Learns every process's bucket count and keeps the hosting ones. */
@@ -186,14 +187,15 @@ static void release(mpidht_t *t)
 }
 
 /* Checks params on this process and against the others, then fills *t.
- * Collective; t->comm must already be the table's communicator. */
+ * Collective; t->comm must already be the table's communicator. local is
+ * what the caller found wrong already (or MPIDHT_OK). */
 static mpidht_status_t setup(mpidht_t *t, const mpidht_params_t *params,
-                             mpidht_t **table)
+                             mpidht_status_t local)
 {
     MPI_Comm_rank(t->comm, &t->rank);
     MPI_Comm_size(t->comm, &t->comm_size);
-    mpidht_status_t local = table ? mpidht_params_check(params)
-                                  : MPIDHT_ERR_NULL_ARGUMENT;
+    if (local == MPIDHT_OK)
+        local = mpidht_params_check(params);
     if (local == MPIDHT_OK)
         local = mpidht_params_buckets(params, &t->local_buckets);
     bool valid = local == MPIDHT_OK;
@@ -238,23 +240,22 @@ mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
     if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return MPIDHT_ERR_INVALID_COMM;
 
-    /* Built on the stack and copied out last, so that running out of
-     * memory for the handle itself is one more agreed failure. */
+    /* Built on the stack and copied into the handle, allocated first so
+     * that nothing can fail once the window and its epoch exist. */
     mpidht_t t = {.comm = MPI_COMM_NULL, .win = MPI_WIN_NULL};
     if (MPI_Comm_dup(comm, &t.comm) != MPI_SUCCESS)
         return MPIDHT_ERR_MPI;
     MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
 
-    mpidht_status_t st = setup(&t, params, table);
-    mpidht_t *handle = NULL;
-    if (st == MPIDHT_OK) {
-        handle = malloc(sizeof *handle);
-        st = agree(t.comm, handle ? MPIDHT_OK : MPIDHT_ERR_NO_MEMORY);
-    }
+    mpidht_t *handle = table ? malloc(sizeof *handle) : NULL;
+    mpidht_status_t st = setup(&t, params,
+                               !table    ? MPIDHT_ERR_NULL_ARGUMENT
+                               : !handle ? MPIDHT_ERR_NO_MEMORY
+                                         : MPIDHT_OK);
     if (st != MPIDHT_OK) {
         free(handle);
-        if (t.ops && t.win != MPI_WIN_NULL)
-            mpidht_window_free(&t);
+        if (t.ops)
+            mpidht_window_free(&t); /* frees whatever part exists */
         release(&t);
         return st;
     }
@@ -270,6 +271,10 @@ mpidht_status_t mpidht_free(mpidht_t **table)
     mpidht_t *t = *table;
     if (!t)
         return MPIDHT_ERR_INVALID_HANDLE;
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized)
+        return MPIDHT_ERR_MPI_NOT_INITIALIZED;
     mpidht_status_t st = t->ops->close(t);
     mpidht_status_t freed = mpidht_window_free(t);
     release(t);

@@ -92,8 +92,9 @@ mpidht_status_t mpidht_window_allocate(mpidht_t *t, size_t bytes)
         return st;
 
     /* Neither allocate call promises zeroed memory. The local exclusive
-     * lock orders the stores with later remote access; the barrier keeps
-     * every process from touching the table before all are zeroed. */
+     * lock orders the stores with later remote access; the caller's
+     * agreement on the result keeps every process from touching the table
+     * before all are zeroed. */
     if (bytes > 0) {
         if (MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t->rank, 0, t->win) != MPI_SUCCESS)
             return MPIDHT_ERR_MPI;
@@ -101,7 +102,7 @@ mpidht_status_t mpidht_window_allocate(mpidht_t *t, size_t bytes)
         if (MPI_Win_unlock(t->rank, t->win) != MPI_SUCCESS)
             return MPIDHT_ERR_MPI;
     }
-    return mpidht_mpi_status(MPI_Barrier(t->comm));
+    return MPIDHT_OK;
 }
 
 mpidht_status_t mpidht_window_free(mpidht_t *t)

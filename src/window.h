@@ -35,7 +35,11 @@ mpidht_status_t mpidht_window_resolve(mpidht_window_kind_t requested,
 
 /* COLLECTIVE over t->comm: creates t->win of kind t->window holding
  * `bytes` bytes of this process, sets t->local_base (and t->alloc_mem),
- * makes MPI errors on it return, and zeroes the local part. */
+ * makes MPI errors on it return, and zeroes the local part. The caller
+ * must agree on the result over t->comm before any process uses the
+ * window. If the MPI library fails to create the window on some processes
+ * only, freeing it again is not possible without a hang: the library
+ * prevents the causes it knows of (budgets beyond memory) beforehand. */
 mpidht_status_t mpidht_window_allocate(mpidht_t *t, size_t bytes);
 
 /* COLLECTIVE: frees t->win and any memory behind it. */

@@ -87,8 +87,20 @@ static void bad_create_arguments(void)
     EXPECT_CREATE(&p, MPIDHT_ERR_BUDGET_TOO_SMALL);
     p.memory_per_process = SIZE_MAX; /* more than 2^32 buckets */
     EXPECT_CREATE(&p, MPIDHT_ERR_BUDGET_TOO_LARGE);
-    p.memory_per_process = (size_t)48 << 32; /* 2^32 buckets, > RAM */
-    EXPECT_CREATE(&p, MPIDHT_ERR_BUDGET_TOO_LARGE);
+    {
+        /* Exactly 2^32 buckets of over 1 KiB: addressable, but over 4 TiB,
+         * more than any node's memory. */
+        mpidht_info_t info;
+        p.value_size = 1024;
+        p.memory_per_process = 64 * 1024;
+        CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+        CHECK_OK(mpidht_get_info(table, &info));
+        CHECK_OK(mpidht_free(&table));
+        p.memory_per_process = info.bucket_size << 32;
+        EXPECT_CREATE(&p, MPIDHT_ERR_BUDGET_TOO_LARGE);
+        p.memory_per_process = (info.bucket_size << 32) + info.bucket_size;
+        EXPECT_CREATE(&p, MPIDHT_ERR_BUDGET_TOO_LARGE); /* 2^32 + 1 buckets */
+    }
     p = good;
     p.memory_per_process = 0;
     EXPECT_CREATE(&p, MPIDHT_ERR_NO_STORAGE);
