@@ -167,44 +167,86 @@ static mpidht_status_t unlock_exclusive(mpidht_t *t, int rank, uint32_t index)
     return add_to_lock(t, rank, index, -MPIDHT_FINE_EXCLUSIVE);
 }
 
-/* Writes staged data into candidate slot of addr. The caller holds the
- * key lock and has probed all candidates under it. Sets *done to false if
- * the chosen bucket's lock was busy or the bucket changed before it was
- * locked; the caller then starts over. */
-static mpidht_status_t write_under_key_lock(mpidht_t *t, const mpidht_address_t *addr,
-                                            const void *key, bool *done,
-                                            mpidht_write_outcome_t *outcome)
-{
-    mpidht_write_choice_t c = mpidht_choose_slot(t, t->probe, addr->count, key);
-    uint32_t index = addr->index[c.slot];
-    *done = true;
-    *outcome = c.outcome;
-    if (index == addr->index[0]) /* already held: the key lock */
-        return mpidht_rma_put_staged(t, addr->rank, index);
+/* What a write or remove does while it holds the key lock, after probing
+ * every candidate into t->probe. Sets *done to false to have the caller
+ * let go of the key lock and start over. */
+typedef mpidht_status_t (*key_locked_fn)(mpidht_t *t, const mpidht_address_t *addr,
+                                         const void *key, bool *done, void *result);
 
-    bool acquired = false;
-    mpidht_status_t st = try_exclusive(t, addr->rank, index, &acquired);
-    if (st != MPIDHT_OK || !acquired) {
-        *done = false;
-        return st;
+/* Runs fn under the key lock (the lock of the key's first candidate),
+ * starting over with back-off until fn is done. */
+static mpidht_status_t with_key_lock(mpidht_t *t, const mpidht_address_t *addr,
+                                     const void *key, key_locked_fn fn, void *result)
+{
+    for (unsigned attempt = 0;; ++attempt) {
+        mpidht_status_t st = lock_exclusive(t, addr->rank, addr->index[0]);
+        if (st != MPIDHT_OK)
+            return st;
+        bool done = false;
+        st = mpidht_rma_probe_keys(t, addr);
+        if (st == MPIDHT_OK)
+            st = fn(t, addr, key, &done, result);
+        mpidht_status_t released = unlock_exclusive(t, addr->rank, addr->index[0]);
+        if (st != MPIDHT_OK || released != MPIDHT_OK || done)
+            return st != MPIDHT_OK ? st : released;
+        t->stats.lock_retries++;
+        mpidht_backoff(attempt);
     }
-    /* Writers of other keys may have changed this bucket since the probe:
-     * filled the free one, or evicted the key from it. */
+}
+
+/* Under the key lock, locks bucket index of addr as well, unless it is the
+ * key lock's own bucket, and fetches its meta byte and key into probe slot
+ * 0: other keys' writers may have changed it since the probe. *acquired
+ * is false if its lock was busy. */
+static mpidht_status_t lock_and_refetch(mpidht_t *t, const mpidht_address_t *addr,
+                                        uint32_t index, bool *acquired)
+{
+    *acquired = index == addr->index[0];
+    mpidht_status_t st = MPIDHT_OK;
+    if (!*acquired)
+        st = try_exclusive(t, addr->rank, index, acquired);
+    if (st != MPIDHT_OK || !*acquired)
+        return st;
     mpidht_address_t one = {.rank = addr->rank, .count = 1, .index = {index}};
     st = mpidht_rma_probe_keys(t, &one);
-    if (st == MPIDHT_OK) {
-        unsigned char *b = mpidht_slot(t, t->probe, 0);
-        if (mpidht_bucket_holds(t, b, key))
-            *outcome = MPIDHT_WRITE_UPDATED;
-        else if (mpidht_bucket_is_free(t, b))
-            *outcome = MPIDHT_WRITE_INSERTED;
-        else /* another key took it: fine only if we meant to evict */
-            *done = c.outcome == MPIDHT_WRITE_EVICTED;
-        if (*done)
-            st = mpidht_rma_put_staged(t, addr->rank, index);
-    }
-    mpidht_status_t released = unlock_exclusive(t, addr->rank, index);
+    if (st != MPIDHT_OK && index != addr->index[0])
+        unlock_exclusive(t, addr->rank, index);
+    return st;
+}
+
+static mpidht_status_t unlock_other(mpidht_t *t, const mpidht_address_t *addr,
+                                    uint32_t index, mpidht_status_t st)
+{
+    mpidht_status_t released =
+        index == addr->index[0] ? MPIDHT_OK : unlock_exclusive(t, addr->rank, index);
     return st != MPIDHT_OK ? st : released;
+}
+
+/* key_locked_fn of a write: stores t->staging in the chosen candidate;
+ * result is the mpidht_write_outcome_t. */
+static mpidht_status_t write_key_locked(mpidht_t *t, const mpidht_address_t *addr,
+                                        const void *key, bool *done, void *result)
+{
+    mpidht_write_outcome_t *outcome = result;
+    mpidht_write_choice_t c = mpidht_choose_slot(t, t->probe, addr->count, key);
+    uint32_t index = addr->index[c.slot];
+    bool acquired = false;
+    mpidht_status_t st = lock_and_refetch(t, addr, index, &acquired);
+    if (st != MPIDHT_OK || !acquired)
+        return st;
+    unsigned char *b = mpidht_slot(t, t->probe, 0);
+    *done = true;
+    if (mpidht_bucket_holds(t, b, key))
+        *outcome = MPIDHT_WRITE_UPDATED;
+    else if (mpidht_bucket_is_free(t, b))
+        *outcome = MPIDHT_WRITE_INSERTED;
+    else { /* another key took it: fine only if we meant to evict */
+        *done = c.outcome == MPIDHT_WRITE_EVICTED;
+        *outcome = MPIDHT_WRITE_EVICTED;
+    }
+    if (*done)
+        st = mpidht_rma_put_staged(t, addr->rank, index);
+    return unlock_other(t, addr, index, st);
 }
 
 static mpidht_status_t fine_write(mpidht_t *t, const mpidht_address_t *addr,
@@ -212,53 +254,35 @@ static mpidht_status_t fine_write(mpidht_t *t, const mpidht_address_t *addr,
                                   mpidht_write_outcome_t *outcome)
 {
     mpidht_stage_bucket(t, key, value);
-    for (unsigned attempt = 0;; ++attempt) {
-        mpidht_status_t st = lock_exclusive(t, addr->rank, addr->index[0]);
-        if (st != MPIDHT_OK)
-            return st;
-        bool done = false;
-        st = mpidht_rma_probe_keys(t, addr);
-        if (st == MPIDHT_OK)
-            st = write_under_key_lock(t, addr, key, &done, outcome);
-        mpidht_status_t released = unlock_exclusive(t, addr->rank, addr->index[0]);
-        if (st != MPIDHT_OK)
-            return st;
-        if (released != MPIDHT_OK || done)
-            return released;
-        t->stats.lock_retries++;
-        mpidht_backoff(attempt);
-    }
+    return with_key_lock(t, addr, key, write_key_locked, outcome);
 }
 
-/* Clears every candidate holding key; the caller holds the key lock and
- * has probed. *done is false if a bucket's lock was busy. */
-static mpidht_status_t remove_under_key_lock(mpidht_t *t, const mpidht_address_t *addr,
-                                             const void *key, bool *removed, bool *done)
+/* key_locked_fn of a remove: clears every candidate that holds key;
+ * result is a bool, set when one did. */
+static mpidht_status_t remove_key_locked(mpidht_t *t, const mpidht_address_t *addr,
+                                         const void *key, bool *done, void *result)
 {
-    *done = true;
+    bool *removed = result;
+    bool holds[MPIDHT_MAX_CANDIDATES];
+    for (unsigned i = 0; i < addr->count; ++i)
+        holds[i] = mpidht_bucket_holds(t, mpidht_slot(t, t->probe, i), key);
     for (unsigned i = 0; i < addr->count; ++i) {
-        if (!mpidht_bucket_holds(t, mpidht_slot(t, t->probe, i), key))
+        if (!holds[i])
             continue;
-        uint32_t index = addr->index[i];
-        bool acquired = index == addr->index[0];
-        mpidht_status_t st = MPIDHT_OK;
-        if (!acquired)
-            st = try_exclusive(t, addr->rank, index, &acquired);
-        if (st != MPIDHT_OK || !acquired) {
-            *done = false;
-            return st;
+        bool acquired = false;
+        mpidht_status_t st = lock_and_refetch(t, addr, addr->index[i], &acquired);
+        if (st != MPIDHT_OK || !acquired)
+            return st; /* *done stays false: start over */
+        /* Another key's writer may have evicted key from it meanwhile. */
+        if (mpidht_bucket_holds(t, mpidht_slot(t, t->probe, 0), key)) {
+            st = mpidht_rma_clear_header(t, addr->rank, addr->index[i]);
+            *removed = *removed || st == MPIDHT_OK;
         }
-        /* Only this key's writers could put it here, and they wait for the
-         * key lock: the bucket still holds key. */
-        st = mpidht_rma_clear_header(t, addr->rank, index);
-        if (index != addr->index[0]) {
-            mpidht_status_t released = unlock_exclusive(t, addr->rank, index);
-            st = st != MPIDHT_OK ? st : released;
-        }
+        st = unlock_other(t, addr, addr->index[i], st);
         if (st != MPIDHT_OK)
             return st;
-        *removed = true;
     }
+    *done = true;
     return MPIDHT_OK;
 }
 
@@ -266,24 +290,10 @@ static mpidht_status_t fine_remove(mpidht_t *t, const mpidht_address_t *addr,
                                    const void *key)
 {
     bool removed = false;
-    for (unsigned attempt = 0;; ++attempt) {
-        mpidht_status_t st = lock_exclusive(t, addr->rank, addr->index[0]);
-        if (st != MPIDHT_OK)
-            return st;
-        bool done = false;
-        st = mpidht_rma_probe_keys(t, addr);
-        if (st == MPIDHT_OK)
-            st = remove_under_key_lock(t, addr, key, &removed, &done);
-        mpidht_status_t released = unlock_exclusive(t, addr->rank, addr->index[0]);
-        if (st != MPIDHT_OK)
-            return st;
-        if (released != MPIDHT_OK)
-            return released;
-        if (done)
-            return removed ? MPIDHT_OK : MPIDHT_NOT_FOUND;
-        t->stats.lock_retries++;
-        mpidht_backoff(attempt);
-    }
+    mpidht_status_t st = with_key_lock(t, addr, key, remove_key_locked, &removed);
+    if (st != MPIDHT_OK)
+        return st;
+    return removed ? MPIDHT_OK : MPIDHT_NOT_FOUND;
 }
 
 const mpidht_protocol_ops_t mpidht_protocol_fine = {
