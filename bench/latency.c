@@ -11,7 +11,8 @@
  * (clock_gettime is too coarse here to time one call; see
  * shared MPI notes), averaged over ranks; throughput is summed over ranks.
  *
- *   mpirun -np 2 ./mpidht_latency [--seconds S] [--keys N] [--csv FILE]
+ *   mpirun -np 2 ./mpidht_latency [--seconds S] [--keys N] [--window KIND]
+ *                                 [--csv FILE]
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@ typedef struct {
     double seconds;
     unsigned long keys;
     const char *csv;
+    mpidht_window_kind_t window;
 } options_t;
 
 typedef enum { READ_HIT, READ_MISS, UPDATE, PHASES } phase_t;
@@ -35,15 +37,18 @@ static const char *const phase_names[PHASES] = {"read-hit", "read-miss", "update
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: mpidht_latency [--seconds S] [--keys N] [--csv FILE] [--help]\n"
+    fprintf(out, "usage: mpidht_latency [--seconds S] [--keys N] [--window KIND] [--csv FILE]\n"
+                 "                      [--help]\n"
                  "  --seconds  wall time of each phase (default 1.0)\n"
                  "  --keys     keys each rank writes before timing (default 50000)\n"
+                 "  --window   auto, shared, allocate or create (default auto)\n"
                  "  --csv      also write the results to FILE as CSV\n");
 }
 
 static int parse(int argc, char **argv, options_t *o)
 {
-    *o = (options_t){.seconds = 1.0, .keys = 50000, .csv = NULL};
+    *o = (options_t){.seconds = 1.0, .keys = 50000, .csv = NULL,
+                     .window = MPIDHT_WINDOW_AUTO};
     for (int i = 1; i < argc; ++i) {
         char *end = NULL;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
@@ -59,6 +64,12 @@ static int parse(int argc, char **argv, options_t *o)
             o->keys = strtoul(v, &end, 10);
             if (*end || o->keys == 0)
                 return 1;
+        } else if (!strcmp(argv[i - 1], "--window")) {
+            while (strcmp(v, mpidht_window_name(o->window)) != 0) {
+                if (o->window == MPIDHT_WINDOW_CREATE)
+                    return 1; /* not a window kind */
+                o->window = (mpidht_window_kind_t)(o->window + 1);
+            }
         } else if (!strcmp(argv[i - 1], "--csv")) {
             o->csv = v;
         } else {
@@ -141,6 +152,7 @@ int main(int argc, char **argv)
         params.key_size = KEY;
         params.value_size = VALUE;
         params.protocol = protocols[p];
+        params.window = o.window;
         /* Room for four times the keys: few evictions. */
         params.memory_per_process = o.keys * 4 * 256;
         mpidht_t *t = NULL;
