@@ -21,8 +21,8 @@ enum {
 
 static inline MPI_Aint mpidht_bucket_disp(const mpidht_t *t, uint32_t index)
 {
-    /* index < 2^32 and bucket_size * local_buckets was checked at create
-     * to fit MPI_Aint, so this product cannot overflow. */
+    /* index < 2^32 and bucket_size is bounded (params.c asserts that the
+     * largest bucket times 2^32 fits MPI_Aint): no overflow. */
     return (MPI_Aint)((uint64_t)index * t->bucket_size);
 }
 

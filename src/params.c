@@ -4,6 +4,14 @@
 
 #include "protocol.h"
 
+/* The largest bucket (8-byte header, meta byte, largest key and value,
+ * padding) times the most buckets per process must be a valid window
+ * displacement; then no offset computation can overflow. */
+_Static_assert((MPIDHT_MAX_KEY_SIZE + MPIDHT_MAX_VALUE_SIZE + 16) *
+                       MPIDHT_MAX_BUCKETS_PER_PROCESS <
+                   ((uint64_t)1 << 62),
+               "bucket offsets must fit a signed 64-bit MPI_Aint");
+
 mpidht_status_t mpidht_params_init(mpidht_params_t *params)
 {
     if (!params)
