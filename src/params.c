@@ -11,6 +11,7 @@ _Static_assert((MPIDHT_MAX_KEY_SIZE + MPIDHT_MAX_VALUE_SIZE + 16) *
                        MPIDHT_MAX_BUCKETS_PER_PROCESS <
                    ((uint64_t)1 << 62),
                "bucket offsets must fit a signed 64-bit MPI_Aint");
+_Static_assert(sizeof(MPI_Aint) >= 8, "mpidht needs a 64-bit MPI_Aint");
 
 mpidht_status_t mpidht_params_init(mpidht_params_t *params)
 {
