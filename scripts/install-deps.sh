@@ -9,6 +9,8 @@ packages=(
   openmpi-bin libopenmpi-dev
   mpich libmpich-dev
   libxxhash-dev
+  # the benchmark suite: servers to compare with, their clients, plotting
+  redis-server memcached libhiredis-dev libmemcached-dev python3-venv
 )
 
 missing=()

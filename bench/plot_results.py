@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Plots and tabulates the JSON written by bench/run-suite.sh.
+
+Reads every ``*.json`` in RAW_DIR (rows of mpidht_bench and
+mpidht_server_bench), writes ``throughput.png``, ``latency.png`` and
+``comparison.png`` into OUT_DIR, and ``RESULTS.md``: the machine, the
+results table, and the issue's targets as ratios measured in this run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+Row = dict[str, Any]
+PROTOCOLS = ("coarse", "fine", "lockfree")
+PHASES = ("write", "read", "mixed")
+DISTS = ("uniform", "zipf")
+
+
+def load(raw_dir: Path) -> list[Row]:
+    rows: list[Row] = []
+    for path in sorted(raw_dir.glob("*.json")):
+        rows.extend(json.loads(path.read_text()))
+    return rows
+
+
+def pick(rows: list[Row], **match: Any) -> list[Row]:
+    return [r for r in rows if all(r.get(k) == v for k, v in match.items())]
+
+
+def rate(rows: list[Row], **match: Any) -> float | None:
+    found = pick(rows, **match)
+    return found[0]["ops_per_s"] if found else None
+
+
+def plot_throughput(rows: list[Row], out: Path) -> None:
+    fig, axes = plt.subplots(len(DISTS), len(PHASES), figsize=(13, 7), sharex=True)
+    for i, dist in enumerate(DISTS):
+        for j, phase in enumerate(PHASES):
+            ax = axes[i][j]
+            for protocol in PROTOCOLS:
+                pts = sorted((r["ranks"], r["ops_per_s"]) for r in
+                             pick(rows, protocol=protocol, phase=phase, distribution=dist))
+                if pts:
+                    ax.plot(*zip(*pts), marker="o", label=protocol)
+            ax.set_title(f"{phase}, {dist} keys")
+            ax.set_xticks(sorted({r["ranks"] for r in rows}))
+            ax.set_yscale("log")
+            ax.set_xlabel("MPI ranks")
+            ax.set_ylabel("operations/s")
+            ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].legend()
+    fig.suptitle("mpidht throughput (all ranks together)")
+    fig.tight_layout()
+    fig.savefig(out / "throughput.png", dpi=110)
+    plt.close(fig)
+
+
+def plot_latency(rows: list[Row], out: Path, ranks: int) -> None:
+    fig, axes = plt.subplots(1, len(DISTS), figsize=(13, 4.5), sharey=True)
+    for ax, dist in zip(axes, DISTS):
+        labels, p50, p99 = [], [], []
+        for protocol in PROTOCOLS + ("-",):
+            for r in pick(rows, protocol=protocol, distribution=dist, ranks=ranks):
+                if "p50_us" not in r:
+                    continue
+                labels.append(f"{protocol}\n{r['phase']}" if protocol != "-" else r["phase"])
+                p50.append(r["p50_us"])
+                p99.append(r["p99_us"])
+        xs = range(len(labels))
+        ax.bar([x - 0.2 for x in xs], p50, width=0.4, label="p50")
+        ax.bar([x + 0.2 for x in xs], p99, width=0.4, label="p99")
+        ax.set_xticks(list(xs), labels, fontsize=7)
+        ax.set_yscale("log")
+        ax.set_ylabel("µs per operation")
+        ax.set_title(f"{dist} keys, {ranks} ranks")
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+    axes[0].legend()
+    fig.tight_layout()
+    fig.savefig(out / "latency.png", dpi=110)
+    plt.close(fig)
+
+
+def plot_comparison(rows: list[Row], out: Path) -> None:
+    stores = sorted({r["protocol"] for r in rows if r["protocol"].startswith(("redis", "memcached"))})
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), sharey=True)
+    for ax, phase in zip(axes, ("read", "write")):
+        for name in ("lockfree", "coarse") + tuple(stores):
+            pts = sorted((r["ranks"], r["ops_per_s"]) for r in
+                         pick(rows, protocol=name, phase=phase, distribution="uniform"))
+            if pts:
+                ax.plot(*zip(*pts), marker="o", label=name)
+        ax.set_title(f"{phase}, uniform keys: mpidht against servers on loopback")
+        ax.set_xticks(sorted({r["ranks"] for r in rows}))
+        ax.set_yscale("log")
+        ax.set_xlabel("MPI ranks = client connections")
+        ax.set_ylabel("operations/s")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / "comparison.png", dpi=110)
+    plt.close(fig)
+
+
+def command_line(cmd: list[str]) -> str:
+    try:
+        text = subprocess.run(cmd, capture_output=True, text=True, check=False).stdout
+    except OSError:
+        return "not found"
+    return text.strip().splitlines()[0] if text.strip() else "unknown"
+
+
+def machine() -> list[str]:
+    cpu = "unknown"
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem = "unknown"
+    meminfo = Path("/proc/meminfo")
+    if meminfo.exists():
+        kib = int(meminfo.read_text().split()[1])
+        mem = f"{kib / 2**20:.1f} GiB"
+    return [
+        f"- CPU: {cpu}, {os.cpu_count()} logical cores; memory {mem}",
+        f"- OS: {platform.platform()}",
+        f"- MPI: {command_line(['mpirun.openmpi', '--version'])}",
+        f"- Redis: {command_line(['redis-server', '--version'])}",
+        f"- memcached: {command_line(['memcached', '-V'])}",
+    ]
+
+
+def ratio(num: float | None, den: float | None) -> str:
+    return f"{num / den:.1f}×" if num and den else "n/a"
+
+
+def targets(rows: list[Row], top: int) -> list[str]:
+    def r(protocol: str, phase: str, dist: str = "uniform", ranks: int = top) -> float | None:
+        return rate(rows, protocol=protocol, phase=phase, distribution=dist, ranks=ranks)
+
+    get = pick(rows, protocol="-", phase="raw-get", distribution="uniform", ranks=top)
+    lf_read = pick(rows, protocol="lockfree", phase="read", distribution="uniform", ranks=top)
+    lat = (f"{lf_read[0]['p50_us'] / get[0]['p50_us']:.1f}× (p50 {lf_read[0]['p50_us']:.2f} µs "
+           f"against {get[0]['p50_us']:.2f} µs)") if get and lf_read else "n/a"
+    return [
+        f"Measured at {top} ranks in this run (ratios of throughput unless stated):",
+        "",
+        "| target | wanted | measured |",
+        "| --- | --- | --- |",
+        f"| lock-free reads / coarse reads (uniform) | ≥ 3× | {ratio(r('lockfree', 'read'), r('coarse', 'read'))} |",
+        f"| lock-free writes / coarse writes (uniform) | ≥ 20× | {ratio(r('lockfree', 'write'), r('coarse', 'write'))} |",
+        f"| lock-free writes / coarse writes (zipf) | ≥ 100× | {ratio(r('lockfree', 'write', 'zipf'), r('coarse', 'write', 'zipf'))} |",
+        f"| lock-free reads / Redis synchronous reads | ≥ 20× | {ratio(r('lockfree', 'read'), r('redis-sync1', 'read'))} |",
+        f"| lock-free read latency / raw MPI_Get + flush | ≤ 2× | {lat} |",
+    ]
+
+
+def table(rows: list[Row]) -> list[str]:
+    out = ["| protocol | phase | keys | ranks | ops/s | p50 µs | p99 µs | mean µs | misses | checksum retries |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in sorted(rows, key=lambda r: (r["distribution"], r["ranks"], r["protocol"], r["phase"])):
+        def f(key: str) -> str:
+            return f"{r[key]:.3f}" if key in r else "–"
+        out.append(f"| {r['protocol']} | {r['phase']} | {r['distribution']} | {r['ranks']} | "
+                   f"{r['ops_per_s']:.0f} | {f('p50_us')} | {f('p99_us')} | {f('mean_us')} | "
+                   f"{r.get('misses', 0)} | {r.get('checksum_mismatches', '–')} |")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("raw_dir", type=Path, help="folder with the benchmark JSON files")
+    parser.add_argument("out_dir", type=Path, help="folder for the plots and RESULTS.md")
+    args = parser.parse_args()
+    rows = load(args.raw_dir)
+    if not rows:
+        parser.error(f"no results in {args.raw_dir}")
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    top = max(r["ranks"] for r in rows)
+    plot_throughput(rows, args.out_dir)
+    plot_latency(rows, args.out_dir, top)
+    plot_comparison(rows, args.out_dir)
+    text = ["# Benchmark results", "",
+            "Written by `bash bench/run-suite.sh`; the plots are `throughput.png`, "
+            "`latency.png` and `comparison.png` beside this file, the raw rows in `raw/`.",
+            "", "## Machine", "", *machine(), "", "## Targets", "", *targets(rows, top),
+            "", "## All rows", "", *table(rows), ""]
+    (args.out_dir / "RESULTS.md").write_text("\n".join(text))
+
+
+if __name__ == "__main__":
+    main()

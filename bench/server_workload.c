@@ -1,0 +1,258 @@
+/*
+ * mpidht_server_bench: the workloads of mpidht_bench (write, read, mixed;
+ * uniform or zipf keys) against a server-based store on loopback, one
+ * client connection per MPI rank, as a user of Redis or memcached would
+ * run them: synchronous (one request, wait for the reply) or pipelined
+ * (--depth requests, then their replies). The servers are started and
+ * stopped by bench/run-suite.sh, not by this program.
+ *
+ * Keys are the drawn integer written as 16 hex digits, padded to
+ * --key-size bytes; values are --value-size bytes.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+#include <libmemcached/memcached.h>
+#include <mpi.h>
+
+#include "keygen.h"
+
+typedef struct {
+    const char *store; /* redis or memcached */
+    const char *host;
+    int port;
+    unsigned depth; /* 1 = synchronous */
+    unsigned long ops;
+    size_t key_size, value_size;
+    bool zipf;
+    uint64_t range;
+    unsigned read_percent;
+    const char *json;
+} options_t;
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: mpidht_server_bench --store redis|memcached --port P [options]\n"
+                 "  --host H           server address (default 127.0.0.1)\n"
+                 "  --depth D          requests in flight per connection (default 1)\n"
+                 "  --dist uniform|zipf, --range N, --ops N, --read-percent P,\n"
+                 "  --key-size B, --value-size B, --json FILE   as for mpidht_bench\n");
+}
+
+static int parse(int argc, char **argv, options_t *o)
+{
+    *o = (options_t){.store = NULL, .host = "127.0.0.1", .port = 0, .depth = 1,
+                     .ops = 20000, .key_size = 80, .value_size = 104, .zipf = false,
+                     .range = 712500, .read_percent = 95};
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+            return 2;
+        if (i + 1 >= argc)
+            return 1;
+        const char *v = argv[++i];
+        char *end = NULL;
+        unsigned long n = strtoul(v, &end, 10);
+        bool number = *v && *v != '-' && !*end;
+        if (!strcmp(a, "--store") && (!strcmp(v, "redis") || !strcmp(v, "memcached")))
+            o->store = v;
+        else if (!strcmp(a, "--host"))
+            o->host = v;
+        else if (!strcmp(a, "--port") && number && n > 0 && n < 65536)
+            o->port = (int)n;
+        else if (!strcmp(a, "--depth") && number && n >= 1 && n <= 1024)
+            o->depth = (unsigned)n;
+        else if (!strcmp(a, "--dist") && (!strcmp(v, "uniform") || !strcmp(v, "zipf")))
+            o->zipf = !strcmp(v, "zipf");
+        else if (!strcmp(a, "--range") && number && n >= 2)
+            o->range = n;
+        else if (!strcmp(a, "--ops") && number && n > 0)
+            o->ops = n;
+        else if (!strcmp(a, "--read-percent") && number && n <= 100)
+            o->read_percent = (unsigned)n;
+        else if (!strcmp(a, "--key-size") && number && n >= 16 && n <= 250)
+            o->key_size = n;
+        else if (!strcmp(a, "--value-size") && number && n > 0)
+            o->value_size = n;
+        else if (!strcmp(a, "--json"))
+            o->json = v;
+        else
+            return 1;
+    }
+    return o->store && o->port ? 0 : 1;
+}
+
+/* One request of a batch: the key, and whether it writes. */
+typedef struct {
+    char key[256];
+    bool write;
+} request_t;
+
+typedef struct {
+    const options_t *o;
+    redisContext *redis;
+    memcached_st *mc;
+    char *value;
+    uint64_t misses;
+} client_t;
+
+static void die(const char *what, const char *detail)
+{
+    fprintf(stderr, "mpidht_server_bench: %s: %s\n", what, detail);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+static void connect_client(client_t *c)
+{
+    const options_t *o = c->o;
+    if (!strcmp(o->store, "redis")) {
+        c->redis = redisConnect(o->host, o->port);
+        if (!c->redis || c->redis->err)
+            die("redis connect", c->redis ? c->redis->errstr : "no memory");
+        return;
+    }
+    c->mc = memcached_create(NULL);
+    if (!c->mc || memcached_server_add(c->mc, o->host, (in_port_t)o->port) != MEMCACHED_SUCCESS)
+        die("memcached", "cannot add server");
+    memcached_behavior_set(c->mc, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
+    memcached_behavior_set(c->mc, MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, o->depth > 1);
+}
+
+/* Issues a batch of n requests: pipelined for n > 1. */
+static void run_batch(client_t *c, request_t *req, unsigned n)
+{
+    const options_t *o = c->o;
+    size_t klen = o->key_size, vlen = o->value_size;
+    if (c->redis) {
+        for (unsigned i = 0; i < n; ++i) {
+            int rc = req[i].write
+                         ? redisAppendCommand(c->redis, "SET %b %b", req[i].key, klen, c->value, vlen)
+                         : redisAppendCommand(c->redis, "GET %b", req[i].key, klen);
+            if (rc != REDIS_OK)
+                die("redis", c->redis->errstr);
+        }
+        for (unsigned i = 0; i < n; ++i) {
+            redisReply *reply = NULL;
+            if (redisGetReply(c->redis, (void **)&reply) != REDIS_OK || !reply)
+                die("redis", c->redis->errstr);
+            if (!req[i].write && reply->type == REDIS_REPLY_NIL)
+                c->misses++;
+            freeReplyObject(reply);
+        }
+        return;
+    }
+    /* memcached: sets go out buffered when pipelined (set at connect);
+     * the gets of a batch as one multi-get. */
+    const char *keys[1024];
+    size_t lens[1024];
+    unsigned gets = 0;
+    for (unsigned i = 0; i < n; ++i) {
+        if (req[i].write) {
+            memcached_return_t rc = memcached_set(c->mc, req[i].key, klen, c->value, vlen, 0, 0);
+            if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_BUFFERED)
+                die("memcached set", memcached_strerror(c->mc, rc));
+        } else {
+            keys[gets] = req[i].key;
+            lens[gets++] = klen;
+        }
+    }
+    if (n > 1)
+        memcached_flush_buffers(c->mc);
+    if (!gets)
+        return;
+    memcached_return_t rc = memcached_mget(c->mc, keys, lens, gets);
+    if (rc != MEMCACHED_SUCCESS)
+        die("memcached mget", memcached_strerror(c->mc, rc));
+    unsigned found = 0;
+    memcached_result_st *result;
+    while ((result = memcached_fetch_result(c->mc, NULL, &rc)) != NULL) {
+        found++;
+        memcached_result_free(result);
+    }
+    c->misses += gets - found;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    options_t o;
+    int parsed = parse(argc, argv, &o);
+    if (parsed) {
+        if (rank == 0)
+            usage(parsed == 2 ? stdout : stderr);
+        MPI_Finalize();
+        return parsed == 2 ? 0 : 1;
+    }
+    keygen_zipf_t zipf;
+    if (o.zipf)
+        keygen_zipf_init(&zipf, o.range, 0.99);
+    client_t c = {.o = &o, .value = calloc(1, o.value_size)};
+    memset(c.value, 'v', o.value_size);
+    connect_client(&c);
+    request_t *req = calloc(o.depth, sizeof *req);
+
+    static const char *const phases[] = {"write", "read", "mixed"};
+    FILE *json = NULL;
+    if (rank == 0 && o.json)
+        json = fopen(o.json, "w");
+    if (json)
+        fprintf(json, "[");
+    char label[64];
+    snprintf(label, sizeof label, "%s-%s%u", o.store, o.depth > 1 ? "pipe" : "sync", o.depth);
+    for (int ph = 0; ph < 3; ++ph) {
+        keygen_rng_t keys = {1 + (uint64_t)rank * 7919u}, mix = {31u + (uint64_t)rank + 5};
+        c.misses = 0;
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (unsigned long done = 0; done < o.ops;) {
+            unsigned n = o.ops - done < o.depth ? (unsigned)(o.ops - done) : o.depth;
+            for (unsigned i = 0; i < n; ++i) {
+                uint64_t id = o.zipf ? keygen_zipf_next(&zipf, &keys)
+                                     : 1 + keygen_next(&keys) % o.range;
+                snprintf(req[i].key, sizeof req[i].key, "%016" PRIx64 "%0*d", id,
+                         (int)(o.key_size - 16), 0);
+                req[i].write = ph == 0 || (ph == 2 && keygen_next(&mix) % 100 >= o.read_percent);
+            }
+            run_batch(&c, req, n);
+            done += n;
+        }
+        double elapsed = MPI_Wtime() - t0, slowest = 0;
+        uint64_t misses = 0;
+        MPI_Reduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        MPI_Reduce(&c.misses, &misses, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (rank == 0) {
+            double total = (double)o.ops * size, rate = total / slowest;
+            /* Time per request on one connection (for a pipeline, the
+             * batch's time shared among its requests). */
+            double mean_us = slowest / (double)o.ops * 1e6;
+            printf("%-16s %-6s %-8s %5d %10.0f %12.0f %9.3f %8" PRIu64 "\n", label,
+                   phases[ph], o.zipf ? "zipf" : "uniform", size, total, rate, mean_us, misses);
+            if (json)
+                fprintf(json,
+                        "%s\n  {\"protocol\": \"%s\", \"phase\": \"%s\", \"distribution\": "
+                        "\"%s\", \"ranks\": %d, \"ops\": %.0f, \"ops_per_s\": %.0f, "
+                        "\"mean_us\": %.4f, \"misses\": %" PRIu64 "}",
+                        ph ? "," : "", label, phases[ph], o.zipf ? "zipf" : "uniform", size,
+                        total, rate, mean_us, misses);
+        }
+    }
+    if (json) {
+        fprintf(json, "\n]\n");
+        fclose(json);
+    }
+    if (c.redis)
+        redisFree(c.redis);
+    if (c.mc)
+        memcached_free(c.mc);
+    free(req);
+    free(c.value);
+    MPI_Finalize();
+    return 0;
+}
