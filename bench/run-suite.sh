@@ -35,7 +35,7 @@ fi
 
 # Loopback servers on free ports, stopped by PID whatever happens.
 source "$repo/bench/servers.sh"
-start_servers "$raw"
+start_servers "$build_root"  # server logs stay out of the results
 
 for np in $nprocs; do
   for dist in uniform zipf; do
