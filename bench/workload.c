@@ -34,7 +34,16 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
-static inline uint64_t ticks(void) { return __rdtsc(); }
+/* rdtscp waits until every earlier instruction has executed (loads
+ * included), and the fence keeps later ones from starting early, so the
+ * interval covers the whole operation. */
+static inline uint64_t ticks(void)
+{
+    unsigned aux;
+    uint64_t t = __rdtscp(&aux);
+    _mm_lfence();
+    return t;
+}
 #else
 static inline uint64_t ticks(void)
 {
