@@ -22,6 +22,7 @@
 
 #include <mpi.h>
 
+#include "cli.h"
 #include "mpidht.h"
 
 enum { KEY = 80, VALUE = 104, BATCH = 256 };
@@ -128,13 +129,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     options_t o;
-    int parsed = parse(argc, argv, &o);
-    if (parsed) {
-        if (rank == 0)
-            usage(parsed == 2 ? stdout : stderr);
-        MPI_Finalize();
-        return parsed == 2 ? 0 : 1;
-    }
+    int exit_code = 0;
+    if (!bench_cli_proceed(parse(argc, argv, &o), usage, &exit_code))
+        return exit_code;
     FILE *csv = NULL;
     if (rank == 0 && o.csv) {
         csv = fopen(o.csv, "w");

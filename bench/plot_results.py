@@ -43,22 +43,28 @@ def rate(rows: list[Row], **match: Any) -> float | None:
     return found[0]["ops_per_s"] if found else None
 
 
+def plot_rates(ax: Any, rows: list[Row], names: tuple[str, ...], phase: str, dist: str,
+               title: str, xlabel: str) -> None:
+    """Draws operations/s against ranks, one line per protocol or store."""
+    for name in names:
+        pts = sorted((r["ranks"], r["ops_per_s"]) for r in
+                     pick(rows, protocol=name, phase=phase, distribution=dist))
+        if pts:
+            ax.plot(*zip(*pts), marker="o", label=name)
+    ax.set_title(title)
+    ax.set_xticks(sorted({r["ranks"] for r in rows}))
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("operations/s")
+    ax.grid(True, which="both", alpha=0.3)
+
+
 def plot_throughput(rows: list[Row], out: Path) -> None:
     fig, axes = plt.subplots(len(DISTS), len(PHASES), figsize=(13, 7), sharex=True)
     for i, dist in enumerate(DISTS):
         for j, phase in enumerate(PHASES):
-            ax = axes[i][j]
-            for protocol in PROTOCOLS:
-                pts = sorted((r["ranks"], r["ops_per_s"]) for r in
-                             pick(rows, protocol=protocol, phase=phase, distribution=dist))
-                if pts:
-                    ax.plot(*zip(*pts), marker="o", label=protocol)
-            ax.set_title(f"{phase}, {dist} keys")
-            ax.set_xticks(sorted({r["ranks"] for r in rows}))
-            ax.set_yscale("log")
-            ax.set_xlabel("MPI ranks")
-            ax.set_ylabel("operations/s")
-            ax.grid(True, which="both", alpha=0.3)
+            plot_rates(axes[i][j], rows, PROTOCOLS, phase, dist,
+                       f"{phase}, {dist} keys", "MPI ranks")
     axes[0][0].legend()
     fig.suptitle("mpidht throughput (all ranks together)")
     fig.tight_layout()
@@ -95,17 +101,9 @@ def plot_comparison(rows: list[Row], out: Path) -> None:
     stores = sorted({r["protocol"] for r in rows if r["protocol"].startswith(("redis", "memcached"))})
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), sharey=True)
     for ax, phase in zip(axes, ("read", "write")):
-        for name in ("lockfree", "coarse") + tuple(stores):
-            pts = sorted((r["ranks"], r["ops_per_s"]) for r in
-                         pick(rows, protocol=name, phase=phase, distribution="uniform"))
-            if pts:
-                ax.plot(*zip(*pts), marker="o", label=name)
-        ax.set_title(f"{phase}, uniform keys: mpidht against servers on loopback")
-        ax.set_xticks(sorted({r["ranks"] for r in rows}))
-        ax.set_yscale("log")
-        ax.set_xlabel("MPI ranks = client connections")
-        ax.set_ylabel("operations/s")
-        ax.grid(True, which="both", alpha=0.3)
+        plot_rates(ax, rows, ("lockfree", "coarse") + tuple(stores), phase, "uniform",
+                   f"{phase}, uniform keys: mpidht against servers on loopback",
+                   "MPI ranks = client connections")
     axes[0].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out / "comparison.png", dpi=110)

@@ -19,6 +19,7 @@
 #include <libmemcached/memcached.h>
 #include <mpi.h>
 
+#include "cli.h"
 #include "keygen.h"
 
 typedef struct {
@@ -183,13 +184,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     options_t o;
-    int parsed = parse(argc, argv, &o);
-    if (parsed) {
-        if (rank == 0)
-            usage(parsed == 2 ? stdout : stderr);
-        MPI_Finalize();
-        return parsed == 2 ? 0 : 1;
-    }
+    int exit_code = 0;
+    if (!bench_cli_proceed(parse(argc, argv, &o), usage, &exit_code))
+        return exit_code;
     keygen_zipf_t zipf;
     if (o.zipf)
         keygen_zipf_init(&zipf, o.range, 0.99);

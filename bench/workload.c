@@ -30,6 +30,7 @@
 #include <mpi.h>
 
 #include "keygen.h"
+#include "cli.h"
 #include "mpidht.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -346,13 +347,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     options_t o;
-    int parsed = parse(argc, argv, &o);
-    if (parsed) {
-        if (rank == 0)
-            usage(parsed == 2 ? stdout : stderr);
-        MPI_Finalize();
-        return parsed == 2 ? 0 : 1;
-    }
+    int exit_code = 0;
+    if (!bench_cli_proceed(parse(argc, argv, &o), usage, &exit_code))
+        return exit_code;
     bench_t b = {.o = &o};
     if (o.zipf && keygen_zipf_init(&b.zipf, o.range, o.skew) != 0) {
         if (rank == 0)

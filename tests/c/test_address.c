@@ -8,16 +8,7 @@
 #include <stdlib.h>
 
 #include "address.h"
-
-static int failures;
-
-#define EXPECT(cond)                                                           \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-            ++failures;                                                        \
-        }                                                                      \
-    } while (0)
+#include "unit_expect.h"
 
 static void test_mulhi_edges(void)
 {
@@ -138,7 +129,5 @@ int main(void)
     test_candidates_differ();
     test_target_index_independent();
     test_deterministic();
-    if (failures)
-        fprintf(stderr, "%d address check(s) failed\n", failures);
-    return failures ? EXIT_FAILURE : EXIT_SUCCESS;
+    return unit_result("address");
 }

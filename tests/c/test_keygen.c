@@ -9,16 +9,7 @@
 #include <stdlib.h>
 
 #include "keygen.h"
-
-static int failures;
-
-#define EXPECT(cond)                                                           \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-            ++failures;                                                        \
-        }                                                                      \
-    } while (0)
+#include "unit_expect.h"
 
 /* Gray's method draws 1 and 2 exactly, approximates the rest with a
  * continuous curve (known to overweight small values a little) and
@@ -79,7 +70,5 @@ int main(void)
     zipf_distribution(712500, 0.99); /* the paper's setting */
     zipf_distribution(1000, 0.5);
     uniform();
-    if (failures)
-        fprintf(stderr, "%d key generator check(s) failed\n", failures);
-    return failures ? EXIT_FAILURE : EXIT_SUCCESS;
+    return unit_result("key generator");
 }

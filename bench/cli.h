@@ -1,0 +1,30 @@
+/*
+ * The command-line ending every benchmark program shares. Header-only.
+ */
+#ifndef MPIDHT_BENCH_CLI_H
+#define MPIDHT_BENCH_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <mpi.h>
+
+/* Call after MPI_Init with what the program's parser returned: 0 to run,
+ * 1 for a usage error, 2 for --help. Otherwise rank 0 prints usage (to
+ * stdout for --help, stderr for an error), MPI is finalized, *exit_code is
+ * set (0 for --help, 1 for an error) and false is returned: main then
+ * returns *exit_code. */
+static inline bool bench_cli_proceed(int parsed, void (*usage)(FILE *), int *exit_code)
+{
+    int rank = 0;
+    if (parsed == 0)
+        return true;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        usage(parsed == 2 ? stdout : stderr);
+    MPI_Finalize();
+    *exit_code = parsed == 2 ? 0 : 1;
+    return false;
+}
+
+#endif /* MPIDHT_BENCH_CLI_H */
