@@ -94,7 +94,10 @@ extern "C" {
       "out of memory, or the MPI library could not allocate the window")       \
     X(MPIDHT_ERR_MPI, "an MPI call failed")                                    \
     X(MPIDHT_ERR_PEER, "the call failed on another process of the "            \
-                       "communicator")
+                       "communicator")                                         \
+    X(MPIDHT_ERR_BATCH_SIZE,                                                   \
+      "the batch is too large: its count times the key or value size "        \
+      "overflows size_t")
 
 typedef enum mpidht_status {
 #define MPIDHT_STATUS_ENUM_(name, message) name,
@@ -232,6 +235,50 @@ mpidht_status_t mpidht_write(mpidht_t *table, const void *key,
 /* Removes key from every candidate bucket that holds it. Returns MPIDHT_OK
  * if at least one bucket held it, MPIDHT_NOT_FOUND otherwise. */
 mpidht_status_t mpidht_remove(mpidht_t *table, const void *key);
+
+/* ------------------------------------------------------------------ */
+/* Batched operations (one-sided, local to the caller)                */
+/* ------------------------------------------------------------------ */
+
+/* Reads n keys at once. keys holds n keys of key_size bytes back to back,
+ * values room for n values of value_size bytes, found room for n flags.
+ * For every i, found[i] is set to 1 and value row i filled on a hit, and
+ * found[i] to 0 with value row i untouched on a miss.
+ * Requires: keys, values and found non-NULL unless n is 0; the three
+ *   buffers do not overlap.
+ * Guarantees: each key's result is the one mpidht_read would give at some
+ *   moment during the call (keys may repeat); the statistics count n
+ *   reads. The one-sided operations for all keys are issued before any is
+ *   waited for: one round trip per target for the first candidates, one
+ *   for the remaining candidates of the keys still missing (under the fine
+ *   protocol, one more for the read registrations; under the coarse
+ *   protocol, targets are locked one after another). Keys that meet a
+ *   writer's lock or a checksum mismatch finish with the single-key path.
+ *   Working memory is bounded: a large batch goes in chunks of at most
+ *   1024 keys and about 4 MiB of buckets.
+ * Returns: MPIDHT_OK whether keys hit or missed; MPIDHT_ERR_BATCH_SIZE if
+ *   n * key_size or n * value_size overflows; otherwise an error, after
+ *   which found and values are unspecified. n = 0 returns MPIDHT_OK. */
+mpidht_status_t mpidht_read_batch(mpidht_t *table, size_t n, const void *keys,
+                                  void *values, unsigned char *found);
+
+/* Writes n keys at once: key row i gets value row i, in the order given.
+ * outcomes, if not NULL, receives n outcomes as mpidht_write would report
+ * them.
+ * Guarantees: the table ends as if mpidht_write had been called for each
+ *   i in turn, repeated keys and keys sharing buckets included (the last
+ *   write of a repeated key wins). The batch is cut into rounds of keys
+ *   whose candidate buckets are pairwise disjoint; each round issues its
+ *   probes, and then its puts, for all its keys before waiting. Under
+ *   the fine protocol a key whose lock is busy is finished with the
+ *   single-key path at the end of its round. Concurrency with other
+ *   processes is that of mpidht_write.
+ * Returns: MPIDHT_OK; MPIDHT_ERR_BATCH_SIZE as for mpidht_read_batch;
+ *   otherwise an error, after which any subset of the keys may have been
+ *   written. n = 0 returns MPIDHT_OK. */
+mpidht_status_t mpidht_write_batch(mpidht_t *table, size_t n, const void *keys,
+                                   const void *values,
+                                   mpidht_write_outcome_t *outcomes);
 
 /* ------------------------------------------------------------------ */
 /* Statistics and introspection                                        */

@@ -35,9 +35,9 @@ uint32_t mpidht_bucket_checksum(const mpidht_t *t, unsigned char *b)
                  MPIDHT_CHECKSUM_SEED);
 }
 
-void mpidht_stage_bucket(mpidht_t *t, const void *key, const void *value)
+void mpidht_stage_bucket(const mpidht_t *t, unsigned char *b, const void *key,
+                         const void *value)
 {
-    unsigned char *b = t->staging;
     b[t->meta_offset] = MPIDHT_META_OCCUPIED;
     memcpy(mpidht_bucket_key(t, b), key, t->key_size);
     memcpy(mpidht_bucket_value(t, b), value, t->value_size);

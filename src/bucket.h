@@ -82,9 +82,10 @@ mpidht_write_choice_t mpidht_choose_slot(const mpidht_t *t,
                                          unsigned char *probe, unsigned n,
                                          const void *key);
 
-/* Fills t->staging with an occupied bucket holding key and value (and,
- * under the lock-free protocol, its checksum). */
-void mpidht_stage_bucket(mpidht_t *t, const void *key, const void *value);
+/* Fills the bucket-sized slot b with an occupied bucket holding key and
+ * value (and, under the lock-free protocol, its checksum). */
+void mpidht_stage_bucket(const mpidht_t *t, unsigned char *b, const void *key,
+                         const void *value);
 
 /* XXH32 over the key and value of bucket b. */
 uint32_t mpidht_bucket_checksum(const mpidht_t *t, unsigned char *b);

@@ -8,6 +8,7 @@
 #ifndef MPIDHT_PROTOCOL_H
 #define MPIDHT_PROTOCOL_H
 
+#include "batch.h"
 #include "table.h"
 
 typedef struct mpidht_protocol_ops {
@@ -32,6 +33,18 @@ typedef struct mpidht_protocol_ops {
     /* MPIDHT_OK if a bucket held key, MPIDHT_NOT_FOUND, or an error. */
     mpidht_status_t (*remove)(mpidht_t *t, const mpidht_address_t *addr,
                               const void *key);
+
+    /* Batched read of items[0..n), each located, active, found = -1 and
+     * fallback = false: sets found, or fallback for a key the single-key
+     * read must finish. Every operation is complete on return. */
+    mpidht_status_t (*read_batch)(mpidht_t *t, mpidht_batch_item_t *items,
+                                  size_t n);
+    /* Batched write of a round: items[0..n) located and active, their
+     * candidate buckets pairwise disjoint. Stores each one and sets its
+     * outcome, or sets fallback for a key the single-key write must
+     * finish. Every operation is complete on return. */
+    mpidht_status_t (*write_batch)(mpidht_t *t, mpidht_batch_item_t *items,
+                                   size_t n);
 } mpidht_protocol_ops_t;
 
 extern const mpidht_protocol_ops_t mpidht_protocol_coarse;

@@ -73,11 +73,44 @@ static mpidht_status_t lockfree_write(mpidht_t *t, const mpidht_address_t *addr,
     if (st != MPIDHT_OK)
         return st;
     mpidht_write_choice_t c = mpidht_choose_slot(t, t->probe, addr->count, key);
-    mpidht_stage_bucket(t, key, value);
+    mpidht_stage_bucket(t, t->staging, key, value);
     st = mpidht_rma_put_staged(t, addr->rank, addr->index[c.slot]);
     if (st == MPIDHT_OK)
         *outcome = c.outcome;
     return st;
+}
+
+/* lockfree_probe for every active item: a key found with a bad checksum
+ * falls back to the single-key read, which re-reads and invalidates (an
+ * mpidht_batch_probe_fn). */
+static mpidht_status_t lockfree_probe_batch(mpidht_t *t, mpidht_batch_item_t *items,
+                                            size_t n, unsigned first, unsigned count)
+{
+    mpidht_status_t st = MPIDHT_OK;
+    for (size_t i = 0; st == MPIDHT_OK && i < n; ++i)
+        if (items[i].active)
+            st = mpidht_rma_get_slots(t, items[i].slots, &items[i].addr, first, count,
+                                      t->data_offset, t->data_size);
+    if (st == MPIDHT_OK)
+        st = mpidht_batch_flush(t, items, n);
+    for (size_t i = 0; st == MPIDHT_OK && i < n; ++i) {
+        int found = items[i].active ? mpidht_find_key(t, items[i].slots, first, count,
+                                                      items[i].key)
+                                    : -1;
+        if (found < 0)
+            continue;
+        if (checksum_ok(t, mpidht_slot(t, items[i].slots, (unsigned)found)))
+            items[i].found = found;
+        else
+            items[i].fallback = true;
+    }
+    return st;
+}
+
+static mpidht_status_t lockfree_read_batch(mpidht_t *t, mpidht_batch_item_t *items,
+                                           size_t n)
+{
+    return mpidht_batch_read_probing(t, items, n, lockfree_probe_batch);
 }
 
 const mpidht_protocol_ops_t mpidht_protocol_lockfree = {
@@ -89,4 +122,6 @@ const mpidht_protocol_ops_t mpidht_protocol_lockfree = {
     .read = lockfree_read,
     .write = lockfree_write,
     .remove = mpidht_clear_key,
+    .read_batch = lockfree_read_batch,
+    .write_batch = mpidht_batch_store,
 };

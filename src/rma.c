@@ -7,12 +7,13 @@ mpidht_status_t mpidht_rma_flush(mpidht_t *t, int rank)
     return mpidht_mpi_status(MPI_Win_flush(rank, t->win));
 }
 
-mpidht_status_t mpidht_rma_get_slots(mpidht_t *t, const mpidht_address_t *addr,
+mpidht_status_t mpidht_rma_get_slots(mpidht_t *t, unsigned char *slots,
+                                     const mpidht_address_t *addr,
                                      unsigned first, unsigned count,
                                      size_t offset, size_t len)
 {
     for (unsigned i = first; i < first + count; ++i) {
-        int rc = MPI_Get(mpidht_slot(t, t->probe, i) + offset, (int)len,
+        int rc = MPI_Get(mpidht_slot(t, slots, i) + offset, (int)len,
                          MPI_BYTE, addr->rank,
                          mpidht_bucket_disp(t, addr->index[i]) + (MPI_Aint)offset,
                          (int)len, MPI_BYTE, t->win);
@@ -24,7 +25,7 @@ mpidht_status_t mpidht_rma_get_slots(mpidht_t *t, const mpidht_address_t *addr,
 
 mpidht_status_t mpidht_rma_probe_keys(mpidht_t *t, const mpidht_address_t *addr)
 {
-    mpidht_status_t st = mpidht_rma_get_slots(t, addr, 0, addr->count,
+    mpidht_status_t st = mpidht_rma_get_slots(t, t->probe, addr, 0, addr->count,
                                               t->meta_offset, 1 + t->key_size);
     return st == MPIDHT_OK ? mpidht_rma_flush(t, addr->rank) : st;
 }
@@ -33,19 +34,24 @@ mpidht_status_t mpidht_rma_probe_buckets(mpidht_t *t,
                                          const mpidht_address_t *addr,
                                          unsigned first, unsigned count)
 {
-    mpidht_status_t st = mpidht_rma_get_slots(t, addr, first, count,
+    mpidht_status_t st = mpidht_rma_get_slots(t, t->probe, addr, first, count,
                                               t->data_offset, t->data_size);
     return st == MPIDHT_OK ? mpidht_rma_flush(t, addr->rank) : st;
 }
 
+mpidht_status_t mpidht_rma_put_bucket(mpidht_t *t, int rank, uint32_t index,
+                                      const unsigned char *b)
+{
+    return mpidht_mpi_status(
+        MPI_Put(b + t->data_offset, (int)t->data_size, MPI_BYTE, rank,
+                mpidht_bucket_disp(t, index) + (MPI_Aint)t->data_offset,
+                (int)t->data_size, MPI_BYTE, t->win));
+}
+
 mpidht_status_t mpidht_rma_put_staged(mpidht_t *t, int rank, uint32_t index)
 {
-    int rc = MPI_Put(t->staging + t->data_offset, (int)t->data_size, MPI_BYTE,
-                     rank, mpidht_bucket_disp(t, index) + (MPI_Aint)t->data_offset,
-                     (int)t->data_size, MPI_BYTE, t->win);
-    if (rc != MPI_SUCCESS)
-        return MPIDHT_ERR_MPI;
-    return mpidht_rma_flush(t, rank);
+    mpidht_status_t st = mpidht_rma_put_bucket(t, rank, index, t->staging);
+    return st == MPIDHT_OK ? mpidht_rma_flush(t, rank) : st;
 }
 
 mpidht_status_t mpidht_rma_put_meta(mpidht_t *t, int rank, uint32_t index,

@@ -9,9 +9,11 @@
 #include "table.h"
 
 /* Issues MPI_Get of bytes [offset, offset + len) of candidates
- * [first, first + count) of addr into the same offsets of probe slots
- * first.. . Completion needs mpidht_rma_flush. */
-mpidht_status_t mpidht_rma_get_slots(mpidht_t *t, const mpidht_address_t *addr,
+ * [first, first + count) of addr into the same offsets of the bucket-sized
+ * slots first.. of slots (t->probe, or a batch item's). Completion needs
+ * mpidht_rma_flush. */
+mpidht_status_t mpidht_rma_get_slots(mpidht_t *t, unsigned char *slots,
+                                     const mpidht_address_t *addr,
                                      unsigned first, unsigned count,
                                      size_t offset, size_t len);
 
@@ -23,8 +25,14 @@ mpidht_status_t mpidht_rma_probe_buckets(mpidht_t *t,
                                          const mpidht_address_t *addr,
                                          unsigned first, unsigned count);
 
-/* Puts the data region of t->staging (everything but a lock word) into
- * bucket index of rank and completes it. */
+/* Issues the put of the data region (everything but a lock word) of the
+ * bucket-sized slot b into bucket index of rank. b must stay unchanged
+ * until a flush completes the put. */
+mpidht_status_t mpidht_rma_put_bucket(mpidht_t *t, int rank, uint32_t index,
+                                      const unsigned char *b);
+
+/* Puts the data region of t->staging into bucket index of rank and
+ * completes it. */
 mpidht_status_t mpidht_rma_put_staged(mpidht_t *t, int rank, uint32_t index);
 
 /* Puts a single meta byte into bucket index of rank and completes it. */

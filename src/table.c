@@ -9,6 +9,7 @@
 #include <xxhash.h>
 
 #include "address.h"
+#include "batch.h"
 #include "params.h"
 #include "protocol.h"
 #include "rma.h"
@@ -182,6 +183,7 @@ static void release(mpidht_t *t)
     free(t->host_buckets);
     free(t->probe);
     free(t->staging);
+    mpidht_batch_release(t);
     if (t->comm != MPI_COMM_NULL)
         MPI_Comm_free(&t->comm);
 }

@@ -53,6 +53,8 @@ struct mpidht {
      * one bucket to assemble a write in. Allocated once at create. */
     unsigned char *probe;
     unsigned char *staging;
+    /* Work space of batched calls, allocated at the first one. */
+    struct mpidht_batch *batch;
 
     mpidht_stats_t stats;
 };

@@ -6,12 +6,16 @@
  * derived from all three. A read that returns a torn value, or a value
  * written for another key, fails the test.
  *
- * usage: test_concurrency coarse|fine|lockfree [auto|shared|allocate|create [OPS]]
+ * In batch mode the same operations go through mpidht_write_batch and
+ * mpidht_read_batch, GROUP at a time (hot keys repeat within a batch).
+ *
+ * usage: test_concurrency coarse|fine|lockfree
+ *            [auto|shared|allocate|create [OPS [single|batch]]]
  * OPS: operations per rank (default 10000).
  */
 #include "test_util.h"
 
-enum { KEY_SIZE = 16, VALUE_SIZE = 72, HOT_KEYS = 64, DEFAULT_OPS = 10000 };
+enum { KEY_SIZE = 16, VALUE_SIZE = 72, HOT_KEYS = 64, DEFAULT_OPS = 10000, GROUP = 16 };
 
 typedef struct {
     uint64_t key_id;
@@ -53,12 +57,76 @@ static void check_value(const value_t *got, uint64_t key_id, int size, uint32_t 
     CHECK(memcmp(got, &expect, sizeof expect) == 0);
 }
 
+/* Reads the keys of ids[0..n), in one batch or one at a time, and checks
+ * every value found; returns the number of hits. */
+static uint64_t read_keys(mpidht_t *table, bool batch, const uint64_t *ids, size_t n,
+                          int size, uint32_t ops)
+{
+    unsigned char keys[GROUP][KEY_SIZE] = {{0}}, found[GROUP] = {0};
+    value_t values[GROUP];
+    CHECK(n <= GROUP);
+    for (size_t i = 0; i < n; ++i)
+        test_fill(keys[i], KEY_SIZE, ids[i], 77);
+    if (batch) {
+        CHECK_OK(mpidht_read_batch(table, n, keys, values, found));
+    } else {
+        for (size_t i = 0; i < n; ++i) {
+            mpidht_status_t st = mpidht_read(table, keys[i], &values[i]);
+            CHECK(st == MPIDHT_OK || st == MPIDHT_NOT_FOUND);
+            found[i] = st == MPIDHT_OK;
+        }
+    }
+    uint64_t hits = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (!found[i])
+            continue;
+        check_value(&values[i], ids[i], size, ops);
+        ++hits;
+    }
+    return hits;
+}
+
+/* Writes ids[i] with sequence number seqs[i] as rank, batched or not. */
+static void write_keys(mpidht_t *table, bool batch, const uint64_t *ids,
+                       const uint32_t *seqs, size_t n, int rank)
+{
+    unsigned char keys[GROUP][KEY_SIZE];
+    value_t values[GROUP];
+    CHECK(n <= GROUP);
+    for (size_t i = 0; i < n; ++i) {
+        test_fill(keys[i], KEY_SIZE, ids[i], 77);
+        make_value(&values[i], ids[i], (uint32_t)rank, seqs[i]);
+    }
+    if (batch) {
+        CHECK_OK(mpidht_write_batch(table, n, keys, values, NULL));
+        return;
+    }
+    for (size_t i = 0; i < n; ++i)
+        CHECK_OK(mpidht_write(table, keys[i], &values[i], NULL));
+}
+
+/* Reads ids [first, end) in groups, checking every hit; returns hits. */
+static uint64_t read_range(mpidht_t *table, bool batch, uint64_t first, uint64_t end,
+                           int size, uint32_t ops)
+{
+    uint64_t ids[GROUP], hits = 0;
+    while (first < end) {
+        size_t n = 0;
+        while (n < GROUP && first < end)
+            ids[n++] = first++;
+        hits += read_keys(table, batch, ids, n, size, ops);
+    }
+    return hits;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    CHECK(argc >= 2 && argc <= 4);
-    uint32_t ops = argc == 4 ? (uint32_t)strtoul(argv[3], NULL, 10) : DEFAULT_OPS;
+    CHECK(argc >= 2 && argc <= 5);
+    uint32_t ops = argc >= 4 ? (uint32_t)strtoul(argv[3], NULL, 10) : DEFAULT_OPS;
     CHECK(ops > 0);
+    CHECK(argc < 5 || strcmp(argv[4], "single") == 0 || strcmp(argv[4], "batch") == 0);
+    bool batch = argc == 5 && strcmp(argv[4], "batch") == 0;
     mpidht_protocol_t protocol = MPIDHT_PROTOCOL_COARSE;
     for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p)
         if (strcmp(argv[1], mpidht_protocol_name(test_protocols[p])) == 0)
@@ -82,37 +150,30 @@ int main(int argc, char **argv)
     CHECK_OK(mpidht_create(MPI_COMM_WORLD, &params, &table));
 
     uint64_t state = 0x9e3779b97f4a7c15u ^ (uint64_t)(rank + 1) * 0x2545f4914f6cdd1du;
-    unsigned char key[KEY_SIZE];
-    value_t value;
     uint64_t hits = 0, reads = 0, writes = 0;
-    for (uint32_t seq = 0; seq < ops; ++seq) {
-        uint64_t id = hot_key(&state);
-        test_fill(key, KEY_SIZE, id, 77);
-        bool write = size == 1 ? seq % 2 == 0 : next_random(&state) % 100 < write_percent;
+    /* One operation at a time, or GROUP of the same kind in a batch. */
+    size_t group = batch ? GROUP : 1;
+    for (uint32_t seq = 0, round = 0; seq < ops; ++round) {
+        bool write = size == 1 ? round % 2 == 0 : next_random(&state) % 100 < write_percent;
+        uint64_t ids[GROUP];
+        uint32_t seqs[GROUP];
+        size_t n = 0;
+        for (; n < group && seq < ops; ++n, ++seq) {
+            ids[n] = hot_key(&state);
+            seqs[n] = seq;
+        }
         if (write) {
-            make_value(&value, id, (uint32_t)rank, seq);
-            CHECK_OK(mpidht_write(table, key, &value, NULL));
-            ++writes;
+            write_keys(table, batch, ids, seqs, n, rank);
+            writes += n;
         } else {
-            mpidht_status_t st = mpidht_read(table, key, &value);
-            CHECK(st == MPIDHT_OK || st == MPIDHT_NOT_FOUND);
-            ++reads;
-            if (st == MPIDHT_OK) {
-                check_value(&value, id, size, ops);
-                ++hits;
-            }
+            hits += read_keys(table, batch, ids, n, size, ops);
+            reads += n;
         }
     }
     MPI_Barrier(MPI_COMM_WORLD);
 
     /* Quiescent: everything still in the table is intact. */
-    for (uint64_t id = 0; id < HOT_KEYS; ++id) {
-        test_fill(key, KEY_SIZE, id, 77);
-        mpidht_status_t st = mpidht_read(table, key, &value);
-        CHECK(st == MPIDHT_OK || st == MPIDHT_NOT_FOUND);
-        if (st == MPIDHT_OK)
-            check_value(&value, id, size, ops);
-    }
+    read_range(table, batch, 0, HOT_KEYS, size, ops);
     MPI_Barrier(MPI_COMM_WORLD);
 
     /* Freshness: rank 0 rewrites every hot key with a final value, then
@@ -121,21 +182,22 @@ int main(int argc, char **argv)
      * come back with an older value. */
     uint32_t final_seq = ops - 1;
     if (rank == 0) {
-        for (uint64_t id = 0; id < HOT_KEYS; ++id) {
-            test_fill(key, KEY_SIZE, id, 77);
-            make_value(&value, id, 0, final_seq);
-            CHECK_OK(mpidht_write(table, key, &value, NULL));
-        }
-        for (uint64_t id = HOT_KEYS; id < 4 * HOT_KEYS; ++id) {
-            test_fill(key, KEY_SIZE, id, 77);
-            make_value(&value, id, 0, final_seq);
-            CHECK_OK(mpidht_write(table, key, &value, NULL));
+        uint64_t ids[GROUP];
+        uint32_t seqs[GROUP];
+        for (uint64_t first = 0; first < 4 * HOT_KEYS; first += GROUP) {
+            for (size_t i = 0; i < GROUP; ++i) {
+                ids[i] = first + i;
+                seqs[i] = final_seq;
+            }
+            write_keys(table, batch, ids, seqs, GROUP, rank);
         }
         writes += 4 * HOT_KEYS;
     }
     MPI_Barrier(MPI_COMM_WORLD);
     uint64_t fresh_hits = 0;
     for (uint64_t id = 0; id < 4 * HOT_KEYS; ++id) {
+        unsigned char key[KEY_SIZE];
+        value_t value;
         test_fill(key, KEY_SIZE, id, 77);
         mpidht_status_t st = mpidht_read(table, key, &value);
         CHECK(st == MPIDHT_OK || st == MPIDHT_NOT_FOUND);
@@ -158,10 +220,11 @@ int main(int argc, char **argv)
     MPI_Allreduce(&hits, &all_hits, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     CHECK(all_hits > 0); /* the readers did meet the writers' data */
     if (rank == 0)
-        printf("%s/%s np=%d: reads %" PRIu64 " hits %" PRIu64 " writes %" PRIu64
+        printf("%s/%s/%s np=%d: reads %" PRIu64 " hits %" PRIu64 " writes %" PRIu64
                " evictions %" PRIu64 " checksum_retries %" PRIu64
                " corrupt_reads %" PRIu64 " lock_retries %" PRIu64 "\n",
-               argv[1], mpidht_window_name(window), size, total.reads, total.hits, total.writes,
+               argv[1], mpidht_window_name(window), batch ? "batch" : "single", size,
+               total.reads, total.hits, total.writes,
                total.evictions, total.checksum_retries, total.corrupt_reads,
                total.lock_retries);
     MPI_Barrier(MPI_COMM_WORLD);

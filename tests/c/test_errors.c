@@ -162,6 +162,25 @@ static void bad_operation_arguments(void)
     CHECK_STATUS(mpidht_get_info(table, NULL), MPIDHT_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mpidht_stats_global(table, test_rank() == 0 ? NULL : &stats),
                  test_rank() == 0 ? MPIDHT_ERR_NULL_ARGUMENT : MPIDHT_ERR_PEER);
+
+    /* Batched calls: every buffer is required unless the batch is empty,
+     * and a count whose rows would not fit in memory is refused before
+     * anything is touched. */
+    unsigned char found[2];
+    mpidht_write_outcome_t outcomes[2];
+    CHECK_STATUS(mpidht_read_batch(table, 1, NULL, value, found), MPIDHT_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mpidht_read_batch(table, 1, key, NULL, found), MPIDHT_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mpidht_read_batch(table, 1, key, value, NULL), MPIDHT_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mpidht_write_batch(table, 1, NULL, value, outcomes),
+                 MPIDHT_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mpidht_write_batch(table, 1, key, NULL, outcomes),
+                 MPIDHT_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mpidht_read_batch(table, SIZE_MAX / 4, key, value, found),
+                 MPIDHT_ERR_BATCH_SIZE);
+    CHECK_STATUS(mpidht_write_batch(table, SIZE_MAX / 4, key, value, NULL),
+                 MPIDHT_ERR_BATCH_SIZE);
+    CHECK_OK(mpidht_read_batch(table, 0, NULL, NULL, NULL));
+    CHECK_OK(mpidht_write_batch(table, 0, NULL, NULL, NULL));
     /* Nothing above was counted as an operation. */
     CHECK_OK(mpidht_stats_local(table, &stats));
     CHECK(stats.reads == 0 && stats.writes == 0 && stats.removes == 0);
@@ -175,6 +194,8 @@ static void bad_operation_arguments(void)
     CHECK_STATUS(mpidht_read(table, key, value), MPIDHT_ERR_INVALID_HANDLE);
     CHECK_STATUS(mpidht_write(table, key, value, NULL), MPIDHT_ERR_INVALID_HANDLE);
     CHECK_STATUS(mpidht_remove(table, key), MPIDHT_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mpidht_read_batch(table, 1, key, value, found), MPIDHT_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mpidht_write_batch(table, 1, key, value, NULL), MPIDHT_ERR_INVALID_HANDLE);
     CHECK_STATUS(mpidht_stats_local(table, &stats), MPIDHT_ERR_INVALID_HANDLE);
     CHECK_STATUS(mpidht_stats_global(table, &stats), MPIDHT_ERR_INVALID_HANDLE);
     CHECK_STATUS(mpidht_stats_reset(table), MPIDHT_ERR_INVALID_HANDLE);
