@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every test: installs what is missing, then builds and runs the CTest
 # suite three times: with Open MPI, with MPICH, and with Open MPI under
-# AddressSanitizer and UndefinedBehaviorSanitizer. MPI tests run at 1, 2
-# and 4 processes. Exits non-zero if anything fails.
+# AddressSanitizer and UndefinedBehaviorSanitizer; then installs the
+# Python package (`pip install .`) for each MPI and runs its pytest suite.
+# MPI tests run at 1, 2 and 4 processes. Exits non-zero if anything fails.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 
@@ -33,6 +34,32 @@ run_suite() {
   if ((rc != 0 || bad != 0)); then status=1; fi
 }
 
+# run_python_suite NAME MPI: pytest on every rank under mpiexec at 1, 2
+# and 4 processes; counts rank 0's JUnit report (every rank must exit 0).
+run_python_suite() {
+  local name=$1 mpi=$2 venv=$build_root/$1-venv np
+  echo "=== $name: pip install ."
+  if ! python_env "$venv" "$mpi" > "$build_root/$name.install.log" 2>&1; then
+    cat "$build_root/$name.install.log"
+    echo "=== $name: INSTALL FAILED"
+    failed=$((failed + 1)) status=1
+    return
+  fi
+  for np in 1 2 4; do
+    local out=$build_root/$name/np$np counts
+    rm -rf "$out"
+    echo "=== $name: pytest at $np processes"
+    timeout 900 "mpiexec.$mpi" -n "$np" "$repo/python/tests/pytest-rank.sh" \
+      "$venv/bin/python" "$out" "$repo/python/tests"
+    local rc=$?
+    counts=$("$venv/bin/python" "$repo/python/tests/junit_counts.py" "$out/rank0.xml")
+    local good=${counts% *} bad=${counts#* }
+    if ((rc != 0 && bad == 0)); then bad=1; fi  # another rank failed
+    passed=$((passed + good)) failed=$((failed + bad))
+    if ((rc != 0 || bad != 0)); then status=1; fi
+  done
+}
+
 run_suite openmpi openmpi -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPIDHT_BUILD_TESTS=ON
 # MPICH's one-sided operations wait for the target process to run, which
 # oversubscribed ranks rarely do: the hot-key tests use fewer operations.
@@ -40,6 +67,10 @@ run_suite mpich mpich -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPIDHT_BUILD_TESTS=ON 
   -DMPIDHT_TEST_CONCURRENCY_OPS=1500
 run_suite sanitizers openmpi -DCMAKE_BUILD_TYPE=Debug -DMPIDHT_BUILD_TESTS=ON \
   -DMPIDHT_SANITIZE=address,undefined
+
+run_python_suite python-openmpi openmpi
+# As for the C suite, fewer operations in the heavy tests under MPICH.
+MPIDHT_TEST_SCALE=0.2 run_python_suite python-mpich mpich
 
 echo
 echo "total: $passed passed, $failed failed"

@@ -1,0 +1,25 @@
+"""mpidht: a distributed hash table inside an MPI application, for mpi4py.
+
+Every process of a communicator hosts part of the table; any process reads
+and writes any key with MPI one-sided communication. See ``Table``.
+
+    from mpi4py import MPI
+    import mpidht
+
+    with mpidht.Table(MPI.COMM_WORLD, key_size=16, value_size=8,
+                      memory_per_process=1 << 20) as table:
+        table.write(b"k" * 16, b"v" * 8)
+        values, found = table.read_many(keys)   # keys: (n, 16) uint8
+"""
+
+from . import _core
+from .table import Error, Protocol, Status, Table, Window, WriteOutcome
+
+__all__ = ["Error", "Protocol", "Status", "Table", "Window", "WriteOutcome",
+           "strerror"]
+__version__ = "0.1.0"
+
+
+def strerror(status: int) -> str:
+    """The library's message for a status code."""
+    return str(_core.strerror(status))

@@ -1,0 +1,511 @@
+/*
+ * mpidht._core: the C library as a Python type. Thin on purpose: it checks
+ * buffer sizes and turns statuses into exceptions; shapes, dtypes, enums
+ * and documentation live in the Python layer (table.py).
+ *
+ * A Table is never freed by the garbage collector: freeing is collective,
+ * and collection order differs between processes. close() frees it; a
+ * Table dropped while open leaks its window and warns (ResourceWarning).
+ *
+ * The communicator arrives as its MPI handle, an integer (mpi4py's
+ * Comm.handle), so that the extension needs no mpi4py headers at build
+ * time and works with whichever mpi4py is installed, as long as it uses
+ * the same MPI library (the Python layer checks that at import).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <string.h>
+
+#include "mpidht.h"
+
+static PyObject *core_error; /* mpidht._core.Error(message, status) */
+
+static PyObject *raise_status(mpidht_status_t st)
+{
+    PyObject *args = Py_BuildValue("(si)", mpidht_strerror(st), (int)st);
+    if (args) {
+        PyErr_SetObject(core_error, args);
+        Py_DECREF(args);
+    }
+    return NULL;
+}
+
+typedef struct {
+    PyObject_HEAD
+    mpidht_t *table;
+    size_t key_size;
+    size_t value_size;
+    int busy; /* a call is running with the GIL released */
+} TableObject;
+
+/* The table, or NULL with an exception if it is closed or in use. */
+static mpidht_t *usable(TableObject *self)
+{
+    if (!self->table) {
+        raise_status(MPIDHT_ERR_INVALID_HANDLE);
+        return NULL;
+    }
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "the table is in use by another thread; a table handle "
+                        "must not be used by two threads at the same time");
+        return NULL;
+    }
+    return self->table;
+}
+
+/* usable(), and marks the table busy for a call that releases the GIL. */
+static mpidht_t *claim(TableObject *self)
+{
+    mpidht_t *table = usable(self);
+    if (table)
+        self->busy = 1;
+    return table;
+}
+
+static void release(TableObject *self)
+{
+    self->busy = 0;
+}
+
+/* The MPI_Comm whose handle value is handle: an int in MPICH's ABI, a
+ * pointer in Open MPI's. */
+static MPI_Comm comm_from_handle(PyObject *handle, int *ok)
+{
+    unsigned long long raw = PyLong_AsUnsignedLongLongMask(handle);
+    MPI_Comm comm;
+    *ok = !(raw == (unsigned long long)-1 && PyErr_Occurred());
+    if (sizeof comm == sizeof(unsigned int)) {
+        unsigned int v = (unsigned int)raw;
+        memcpy(&comm, &v, sizeof comm);
+    } else {
+        uintptr_t v = (uintptr_t)raw;
+        memcpy(&comm, &v, sizeof comm < sizeof v ? sizeof comm : sizeof v);
+    }
+    return comm;
+}
+
+static int Table_init(TableObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"comm_handle", "key_size", "value_size", "memory_per_process",
+                            "protocol", "window", "candidates", NULL};
+    PyObject *comm_obj;
+    Py_ssize_t key_size, value_size, memory;
+    int protocol, window;
+    unsigned int candidates;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OnnniiI", names, &comm_obj,
+                                     &key_size, &value_size, &memory, &protocol,
+                                     &window, &candidates))
+        return -1;
+    if (self->table) {
+        PyErr_SetString(PyExc_RuntimeError, "the table is already created");
+        return -1;
+    }
+    if (key_size < 0 || value_size < 0 || memory < 0) {
+        PyErr_SetString(PyExc_ValueError, "sizes must not be negative");
+        return -1;
+    }
+    int ok = 0;
+    MPI_Comm comm = comm_from_handle(comm_obj, &ok);
+    if (!ok)
+        return -1;
+    mpidht_params_t params;
+    mpidht_params_init(&params);
+    params.key_size = (size_t)key_size;
+    params.value_size = (size_t)value_size;
+    params.memory_per_process = (size_t)memory;
+    params.protocol = (mpidht_protocol_t)protocol;
+    params.window = (mpidht_window_kind_t)window;
+    params.candidates = candidates;
+    mpidht_status_t st;
+    mpidht_t *table = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    st = mpidht_create(comm, &params, &table);
+    Py_END_ALLOW_THREADS
+    if (st != MPIDHT_OK) {
+        raise_status(st);
+        return -1;
+    }
+    self->table = table;
+    self->key_size = (size_t)key_size;
+    self->value_size = (size_t)value_size;
+    return 0;
+}
+
+static void Table_dealloc(TableObject *self)
+{
+    if (self->table)
+        PyErr_WarnEx(PyExc_ResourceWarning,
+                     "mpidht table garbage-collected while open; its memory is "
+                     "leaked (close() it, or use it as a context manager)",
+                     1);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Table_close(TableObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (!self->table)
+        Py_RETURN_NONE;
+    if (!claim(self))
+        return NULL;
+    mpidht_status_t st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mpidht_free(&self->table);
+    Py_END_ALLOW_THREADS
+    release(self);
+    if (st != MPIDHT_OK)
+        return raise_status(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Table_closed(TableObject *self, void *unused)
+{
+    (void)unused;
+    return PyBool_FromLong(self->table == NULL);
+}
+
+/* Gets a contiguous buffer of exactly size bytes, or raises ValueError. */
+static int get_exact(PyObject *obj, Py_buffer *view, size_t size, const char *what,
+                     int writable)
+{
+    if (PyObject_GetBuffer(obj, view, writable ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS
+                                               : PyBUF_C_CONTIGUOUS) != 0)
+        return -1;
+    if ((size_t)view->len != size) {
+        PyErr_Format(PyExc_ValueError, "%s must be %zu bytes, got %zd", what, size,
+                     view->len);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Table_read(TableObject *self, PyObject *key_obj)
+{
+    Py_buffer key;
+    if (!usable(self))
+        return NULL;
+    if (get_exact(key_obj, &key, self->key_size, "key", 0) != 0)
+        return NULL;
+    PyObject *value = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)self->value_size);
+    mpidht_status_t st = value ? mpidht_read(self->table, key.buf,
+                                             PyBytes_AS_STRING(value))
+                               : MPIDHT_OK;
+    PyBuffer_Release(&key);
+    if (!value)
+        return NULL;
+    if (st == MPIDHT_OK)
+        return value;
+    Py_DECREF(value);
+    if (st == MPIDHT_NOT_FOUND)
+        Py_RETURN_NONE;
+    return raise_status(st);
+}
+
+static PyObject *Table_write(TableObject *self, PyObject *args)
+{
+    PyObject *key_obj, *value_obj;
+    Py_buffer key, value;
+    if (!PyArg_ParseTuple(args, "OO", &key_obj, &value_obj) || !usable(self))
+        return NULL;
+    if (get_exact(key_obj, &key, self->key_size, "key", 0) != 0)
+        return NULL;
+    if (get_exact(value_obj, &value, self->value_size, "value", 0) != 0) {
+        PyBuffer_Release(&key);
+        return NULL;
+    }
+    mpidht_write_outcome_t outcome = MPIDHT_WRITE_INSERTED;
+    mpidht_status_t st = mpidht_write(self->table, key.buf, value.buf, &outcome);
+    PyBuffer_Release(&key);
+    PyBuffer_Release(&value);
+    if (st != MPIDHT_OK)
+        return raise_status(st);
+    return PyLong_FromLong((long)outcome);
+}
+
+static PyObject *Table_remove(TableObject *self, PyObject *key_obj)
+{
+    Py_buffer key;
+    if (!usable(self))
+        return NULL;
+    if (get_exact(key_obj, &key, self->key_size, "key", 0) != 0)
+        return NULL;
+    mpidht_status_t st = mpidht_remove(self->table, key.buf);
+    PyBuffer_Release(&key);
+    if (st == MPIDHT_OK)
+        Py_RETURN_TRUE;
+    if (st == MPIDHT_NOT_FOUND)
+        Py_RETURN_FALSE;
+    return raise_status(st);
+}
+
+/* read_batch(n, keys, values, found): keys n*key_size bytes; values
+ * n*value_size and found n bytes, both writable. */
+static PyObject *Table_read_batch(TableObject *self, PyObject *args)
+{
+    Py_ssize_t n;
+    PyObject *keys_obj, *values_obj, *found_obj;
+    if (!PyArg_ParseTuple(args, "nOOO", &n, &keys_obj, &values_obj, &found_obj))
+        return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "the batch size must not be negative");
+        return NULL;
+    }
+    if (!usable(self))
+        return NULL;
+    if ((size_t)n > SIZE_MAX / self->key_size || (size_t)n > SIZE_MAX / self->value_size)
+        return raise_status(MPIDHT_ERR_BATCH_SIZE);
+    Py_buffer keys, values, found;
+    if (get_exact(keys_obj, &keys, (size_t)n * self->key_size, "keys", 0) != 0)
+        return NULL;
+    if (get_exact(values_obj, &values, (size_t)n * self->value_size, "values", 1) != 0) {
+        PyBuffer_Release(&keys);
+        return NULL;
+    }
+    if (get_exact(found_obj, &found, (size_t)n, "found", 1) != 0) {
+        PyBuffer_Release(&keys);
+        PyBuffer_Release(&values);
+        return NULL;
+    }
+    mpidht_t *table = claim(self);
+    mpidht_status_t st = MPIDHT_ERR_INVALID_HANDLE;
+    if (table) {
+        Py_BEGIN_ALLOW_THREADS
+        st = mpidht_read_batch(table, (size_t)n, keys.buf, values.buf, found.buf);
+        Py_END_ALLOW_THREADS
+        release(self);
+    }
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&found);
+    if (!table)
+        return NULL;
+    if (st != MPIDHT_OK)
+        return raise_status(st);
+    Py_RETURN_NONE;
+}
+
+/* write_batch(n, keys, values, outcomes): outcomes n writable bytes. */
+static PyObject *Table_write_batch(TableObject *self, PyObject *args)
+{
+    Py_ssize_t n;
+    PyObject *keys_obj, *values_obj, *outcomes_obj;
+    if (!PyArg_ParseTuple(args, "nOOO", &n, &keys_obj, &values_obj, &outcomes_obj))
+        return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "the batch size must not be negative");
+        return NULL;
+    }
+    if (!usable(self))
+        return NULL;
+    if ((size_t)n > SIZE_MAX / self->key_size || (size_t)n > SIZE_MAX / self->value_size ||
+        (size_t)n > SIZE_MAX / sizeof(mpidht_write_outcome_t))
+        return raise_status(MPIDHT_ERR_BATCH_SIZE);
+    Py_buffer keys, values, outcomes;
+    if (get_exact(keys_obj, &keys, (size_t)n * self->key_size, "keys", 0) != 0)
+        return NULL;
+    if (get_exact(values_obj, &values, (size_t)n * self->value_size, "values", 0) != 0) {
+        PyBuffer_Release(&keys);
+        return NULL;
+    }
+    if (get_exact(outcomes_obj, &outcomes, (size_t)n, "outcomes", 1) != 0) {
+        PyBuffer_Release(&keys);
+        PyBuffer_Release(&values);
+        return NULL;
+    }
+    mpidht_write_outcome_t *each = PyMem_RawMalloc(n > 0 ? (size_t)n * sizeof *each : 1);
+    mpidht_t *table = each ? claim(self) : NULL;
+    mpidht_status_t st = MPIDHT_ERR_NO_MEMORY;
+    if (table) {
+        Py_BEGIN_ALLOW_THREADS
+        st = mpidht_write_batch(table, (size_t)n, keys.buf, values.buf, each);
+        Py_END_ALLOW_THREADS
+        release(self);
+        unsigned char *out = outcomes.buf;
+        for (Py_ssize_t i = 0; st == MPIDHT_OK && i < n; ++i)
+            out[i] = (unsigned char)each[i];
+    }
+    PyMem_RawFree(each);
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&outcomes);
+    if (!table && !PyErr_Occurred())
+        return PyErr_NoMemory();
+    if (!table)
+        return NULL;
+    if (st != MPIDHT_OK)
+        return raise_status(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *stats_dict(const mpidht_stats_t *stats)
+{
+    PyObject *d = PyDict_New();
+    for (int i = 0; d && i < MPIDHT_STATS_COUNT; ++i) {
+        PyObject *v = PyLong_FromUnsignedLongLong(mpidht_stats_value(stats, i));
+        if (!v || PyDict_SetItemString(d, mpidht_stats_name(i), v) != 0) {
+            Py_XDECREF(v);
+            Py_DECREF(d);
+            return NULL;
+        }
+        Py_DECREF(v);
+    }
+    return d;
+}
+
+static PyObject *Table_stats(TableObject *self, PyObject *args)
+{
+    int global = 0;
+    if (!PyArg_ParseTuple(args, "p", &global))
+        return NULL;
+    mpidht_t *table = claim(self);
+    if (!table)
+        return NULL;
+    mpidht_stats_t stats;
+    mpidht_status_t st;
+    Py_BEGIN_ALLOW_THREADS
+    st = global ? mpidht_stats_global(table, &stats) : mpidht_stats_local(table, &stats);
+    Py_END_ALLOW_THREADS
+    release(self);
+    if (st != MPIDHT_OK)
+        return raise_status(st);
+    return stats_dict(&stats);
+}
+
+static PyObject *Table_reset_stats(TableObject *self, PyObject *unused)
+{
+    (void)unused;
+    mpidht_t *table = claim(self);
+    if (!table)
+        return NULL;
+    mpidht_status_t st = mpidht_stats_reset(table);
+    release(self);
+    if (st != MPIDHT_OK)
+        return raise_status(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Table_info(TableObject *self, PyObject *unused)
+{
+    (void)unused;
+    mpidht_t *table = claim(self);
+    if (!table)
+        return NULL;
+    mpidht_info_t info;
+    mpidht_status_t st = mpidht_get_info(table, &info);
+    release(self);
+    if (st != MPIDHT_OK)
+        return raise_status(st);
+    return Py_BuildValue("{s:n,s:n,s:n,s:K,s:K,s:i,s:i,s:I,s:s,s:s}", "key_size",
+                         (Py_ssize_t)info.key_size, "value_size",
+                         (Py_ssize_t)info.value_size, "bucket_size",
+                         (Py_ssize_t)info.bucket_size, "local_buckets",
+                         (unsigned long long)info.local_buckets, "total_buckets",
+                         (unsigned long long)info.total_buckets, "hosting_processes",
+                         info.hosting_processes, "comm_size", info.comm_size,
+                         "candidates", info.candidates, "protocol",
+                         mpidht_protocol_name(info.protocol), "window",
+                         mpidht_window_name(info.window));
+}
+
+static PyMethodDef Table_methods[] = {
+    {"close", (PyCFunction)Table_close, METH_NOARGS, "Collective: free the table."},
+    {"read", (PyCFunction)Table_read, METH_O, "read(key) -> bytes | None"},
+    {"write", (PyCFunction)Table_write, METH_VARARGS, "write(key, value) -> outcome"},
+    {"remove", (PyCFunction)Table_remove, METH_O, "remove(key) -> bool"},
+    {"read_batch", (PyCFunction)Table_read_batch, METH_VARARGS,
+     "read_batch(n, keys, values, found)"},
+    {"write_batch", (PyCFunction)Table_write_batch, METH_VARARGS,
+     "write_batch(n, keys, values, outcomes)"},
+    {"stats", (PyCFunction)Table_stats, METH_VARARGS, "stats(global) -> dict"},
+    {"reset_stats", (PyCFunction)Table_reset_stats, METH_NOARGS, "Zero local counters."},
+    {"info", (PyCFunction)Table_info, METH_NOARGS, "info() -> dict"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Table_getset[] = {
+    {"closed", (getter)Table_closed, NULL, "True once closed.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject TableType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "mpidht._core.Table",
+    .tp_basicsize = sizeof(TableObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "A distributed hash table (low level; see mpidht.Table).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Table_init,
+    .tp_dealloc = (destructor)Table_dealloc,
+    .tp_methods = Table_methods,
+    .tp_getset = Table_getset,
+};
+
+static PyObject *core_strerror(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    long status = PyLong_AsLong(arg);
+    if (status == -1 && PyErr_Occurred())
+        return NULL;
+    return PyUnicode_FromString(mpidht_strerror((mpidht_status_t)status));
+}
+
+static PyObject *core_mpi_library_version(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    if (MPI_Get_library_version(version, &len) != MPI_SUCCESS)
+        return raise_status(MPIDHT_ERR_MPI);
+    while (len > 0 && version[len - 1] == '\0') /* some count the NUL */
+        --len;
+    return PyUnicode_DecodeLatin1(version, len, "replace");
+}
+
+static PyMethodDef core_methods[] = {
+    {"strerror", core_strerror, METH_O, "The library's message for a status."},
+    {"mpi_library_version", core_mpi_library_version, METH_NOARGS,
+     "MPI_Get_library_version of the MPI this module was linked with."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT, "mpidht._core", "The mpidht C library.", -1, core_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+/* Adds the status names (MPIDHT_OK ...) as integer constants. */
+static int add_status_constants(PyObject *m)
+{
+#define MPIDHT_STATUS_CONSTANT_(name, message)                                 \
+    if (PyModule_AddIntConstant(m, #name, name) != 0)                          \
+        return -1;
+    MPIDHT_STATUS_LIST(MPIDHT_STATUS_CONSTANT_)
+#undef MPIDHT_STATUS_CONSTANT_
+    return 0;
+}
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    if (PyType_Ready(&TableType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&core_module);
+    if (!m)
+        return NULL;
+    core_error = PyErr_NewExceptionWithDoc(
+        "mpidht._core.Error", "A status other than success from the C library.",
+        PyExc_RuntimeError, NULL);
+    Py_INCREF(&TableType);
+    if (!core_error || PyModule_AddObject(m, "Error", core_error) != 0 ||
+        PyModule_AddObject(m, "Table", (PyObject *)&TableType) != 0 ||
+        add_status_constants(m) != 0 ||
+        PyModule_AddIntConstant(m, "STATS_COUNT", MPIDHT_STATS_COUNT) != 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(core_error);
+    return m;
+}

@@ -1,0 +1,311 @@
+"""The distributed hash table on an mpi4py communicator."""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+from types import TracebackType
+from typing import Any, Iterator, Optional, Type, Union
+
+import numpy as np
+import numpy.typing as npt
+from mpi4py import MPI
+
+from . import _core
+
+
+def _check_same_mpi() -> None:
+    """The extension and mpi4py must use one MPI library: communicator
+    handles are passed between them as plain values."""
+    ours, theirs = _core.mpi_library_version(), MPI.Get_library_version()
+    if ours.split(",")[0].split("\n")[0] != theirs.split(",")[0].split("\n")[0]:
+        raise ImportError(
+            "mpidht was built with a different MPI library than mpi4py uses:\n"
+            f"  mpidht: {ours.splitlines()[0]}\n  mpi4py: {theirs.splitlines()[0]}\n"
+            "Rebuild one of them with the other's compiler wrapper "
+            "(MPICC=... pip install --no-binary mpi4py mpi4py, or MPICC=... pip install .)")
+
+
+_check_same_mpi()
+
+
+class Status(enum.IntEnum):
+    """The library's status codes (``MPIDHT_STATUS_LIST`` in mpidht.h, less
+    the prefix; the test suite checks that the two lists agree)."""
+
+    OK = 0
+    NOT_FOUND = 1
+    ERR_NULL_ARGUMENT = 2
+    ERR_INVALID_HANDLE = 3
+    ERR_MPI_NOT_INITIALIZED = 4
+    ERR_INVALID_COMM = 5
+    ERR_PARAMS_VERSION = 6
+    ERR_KEY_SIZE = 7
+    ERR_VALUE_SIZE = 8
+    ERR_UNKNOWN_PROTOCOL = 9
+    ERR_UNKNOWN_WINDOW = 10
+    ERR_CANDIDATES = 11
+    ERR_BUDGET_TOO_SMALL = 12
+    ERR_BUDGET_TOO_LARGE = 13
+    ERR_NO_STORAGE = 14
+    ERR_MISMATCHED_PARAMS = 15
+    ERR_WINDOW_UNSUPPORTED = 16
+    ERR_NO_MEMORY = 17
+    ERR_MPI = 18
+    ERR_PEER = 19
+    ERR_BATCH_SIZE = 20
+
+
+class Error(RuntimeError):
+    """A failed library call.
+
+    ``str(error)`` is the library's message; ``error.status`` its ``Status``
+    (e.g. ``Status.ERR_PEER`` when the call failed on another process).
+    """
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = Status(status)
+
+
+class Protocol(enum.IntEnum):
+    """Consistency protocols (README, "Protocols")."""
+
+    COARSE = 1
+    FINE = 2
+    LOCKFREE = 3
+
+
+class Window(enum.IntEnum):
+    """How the table's MPI window is allocated (README, "Windows")."""
+
+    AUTO = 0
+    SHARED = 1
+    ALLOCATE = 2
+    CREATE = 3
+
+
+class WriteOutcome(enum.IntEnum):
+    """What a write did."""
+
+    INSERTED = 0
+    UPDATED = 1
+    EVICTED = 2
+
+
+ProtocolLike = Union[Protocol, str]  # or "coarse", "fine", "lockfree"
+WindowLike = Union[Window, str]  # or "auto", "shared", "allocate", "create"
+BytesLike = Union[bytes, bytearray, memoryview, npt.NDArray[Any]]
+
+
+def _to_enum(kind: Type[enum.IntEnum], value: object, what: str) -> int:
+    if isinstance(value, kind):
+        return int(value)
+    if isinstance(value, str) and value.upper() in kind.__members__:
+        return int(kind[value.upper()])
+    names = ", ".join(repr(m.lower()) for m in kind.__members__)
+    raise ValueError(f"unknown {what} {value!r}; expected one of {names}")
+
+
+def _check_size(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what} must be an integer, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{what} must not be negative, got {value}")
+    return int(value)
+
+
+def _rows(array: object, row_size: int, what: str) -> tuple[int, npt.NDArray[Any]]:
+    """Returns (n, contiguous array) for n rows of row_size bytes each.
+
+    The first axis counts rows; each row, whatever its dtype and shape,
+    must hold exactly row_size bytes.
+    """
+    a = np.asarray(array)
+    if a.dtype.hasobject:
+        raise TypeError(f"{what} must hold plain numbers or bytes, not Python objects")
+    if a.ndim == 0:
+        raise ValueError(f"{what} must have one row per key, got a scalar")
+    n = a.shape[0]
+    per_row = a.dtype.itemsize * int(np.prod(a.shape[1:], dtype=np.int64))
+    if per_row != row_size:
+        raise ValueError(
+            f"each row of {what} must be {row_size} bytes, got {per_row} "
+            f"(shape {a.shape}, dtype {a.dtype})")
+    return n, np.ascontiguousarray(a)
+
+
+def _comm_handle(comm: MPI.Comm) -> int:
+    handle = getattr(comm, "handle", None)  # mpi4py >= 4
+    return int(handle if handle is not None else MPI._handleof(comm))
+
+
+@contextlib.contextmanager
+def _library_errors() -> Iterator[None]:
+    """Turns the extension's errors into ``Error``."""
+    try:
+        yield
+    except _core.Error as e:
+        message, status = e.args
+        raise Error(message, status) from None
+
+
+class Table:
+    """A distributed hash table over the processes of an mpi4py communicator.
+
+    Creating and closing a table are collective over ``comm``; every other
+    call is one-sided and local to the calling process. Keys and values have
+    fixed sizes in bytes. Use it as a context manager, or call ``close()``
+    on every process: a table that is garbage-collected while open is not
+    freed (freeing is collective) and warns with ResourceWarning.
+
+    Args:
+        comm: an intracommunicator (e.g. ``MPI.COMM_WORLD``).
+        key_size: bytes per key, 1 .. 65536.
+        value_size: bytes per value, 1 .. 16 MiB.
+        memory_per_process: bytes of table this process hosts; 0 to use the
+            table without hosting any of it (not on every process).
+        protocol: ``"lockfree"`` (default), ``"fine"`` or ``"coarse"``.
+        window: ``"auto"`` (default), ``"shared"``, ``"allocate"`` or
+            ``"create"``.
+        candidates: buckets probed per key, 1 .. 16; 0 for the default (6).
+
+    Sizes, protocol, window and candidates must be equal on every process.
+    The default hash (XXH3-64) is used; a custom hash function is a C-only
+    option.
+
+    Raises:
+        Error: the library refused (its message says why) or failed; on every
+            process at once.
+        TypeError, ValueError: an argument of the wrong type or value, before
+            any MPI call.
+    """
+
+    def __init__(self, comm: MPI.Comm, key_size: int, value_size: int,
+                 memory_per_process: int, *, protocol: ProtocolLike = "lockfree",
+                 window: WindowLike = "auto", candidates: int = 0) -> None:
+        if not isinstance(comm, MPI.Comm):
+            raise TypeError(f"comm must be an mpi4py communicator, got {type(comm).__name__}")
+        self._key_size = _check_size(key_size, "key_size")
+        self._value_size = _check_size(value_size, "value_size")
+        memory = _check_size(memory_per_process, "memory_per_process")
+        proto = _to_enum(Protocol, protocol, "protocol")
+        win = _to_enum(Window, window, "window")
+        cand = _check_size(candidates, "candidates")
+        try:
+            with _library_errors():
+                self._table = _core.Table(_comm_handle(comm), self._key_size, self._value_size,
+                                          memory, proto, win, cand)
+        except OverflowError as e:
+            raise ValueError(f"a size is too large: {e}") from None
+
+    # -- lifetime ---------------------------------------------------------
+
+    def close(self) -> None:
+        """Collective: frees the table. Calling it again does nothing."""
+        with _library_errors():
+            self._table.close()
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` has run."""
+        return bool(self._table.closed)
+
+    def __enter__(self) -> "Table":
+        return self
+
+    def __exit__(self, exc_type: Optional[Type[BaseException]],
+                 exc: Optional[BaseException],
+                 traceback: Optional[TracebackType]) -> None:
+        self.close()
+
+    # -- single keys ------------------------------------------------------
+
+    @property
+    def key_size(self) -> int:
+        return self._key_size
+
+    @property
+    def value_size(self) -> int:
+        return self._value_size
+
+    def read(self, key: BytesLike) -> Optional[bytes]:
+        """The value stored for ``key`` (exactly key_size bytes), or None."""
+        with _library_errors():
+            value: Optional[bytes] = self._table.read(key)
+        return value
+
+    def write(self, key: BytesLike, value: BytesLike) -> WriteOutcome:
+        """Stores ``value`` for ``key``; returns what the write did."""
+        with _library_errors():
+            return WriteOutcome(self._table.write(key, value))
+
+    def remove(self, key: BytesLike) -> bool:
+        """Removes ``key``; True if it was present."""
+        with _library_errors():
+            return bool(self._table.remove(key))
+
+    # -- many keys --------------------------------------------------------
+
+    def read_many(self, keys: npt.ArrayLike
+                  ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.bool_]]:
+        """Reads n keys at once (``mpidht_read_batch``).
+
+        Args:
+            keys: n rows of key_size bytes: an (n, key_size) uint8 array, or
+                any array whose first axis has n entries of key_size bytes
+                each (e.g. (n, 3) float64 for key_size 24).
+
+        Returns:
+            (values, found): an (n, value_size) uint8 array (rows of misses
+            are zero; ``values.view(dtype)`` reinterprets them) and a bool
+            array of n hit flags. Each key's result is what ``read`` gives.
+        """
+        n, k = _rows(keys, self._key_size, "keys")
+        values = np.zeros((n, self._value_size), dtype=np.uint8)
+        found = np.zeros(n, dtype=np.bool_)
+        with _library_errors():
+            self._table.read_batch(n, k, values, found.view(np.uint8))
+        return values, found
+
+    def write_many(self, keys: npt.ArrayLike, values: npt.ArrayLike
+                   ) -> npt.NDArray[np.uint8]:
+        """Writes n keys at once (``mpidht_write_batch``), in row order.
+
+        ``keys`` as for ``read_many``; ``values`` the same number of rows of
+        value_size bytes each. The table ends as if ``write`` had been called
+        row by row (a repeated key keeps its last value).
+
+        Returns:
+            A uint8 array of n ``WriteOutcome`` values.
+        """
+        n, k = _rows(keys, self._key_size, "keys")
+        m, v = _rows(values, self._value_size, "values")
+        if m != n:
+            raise ValueError(f"keys has {n} rows but values has {m}")
+        outcomes = np.zeros(n, dtype=np.uint8)
+        with _library_errors():
+            self._table.write_batch(n, k, v, outcomes)
+        return outcomes
+
+    # -- statistics -------------------------------------------------------
+
+    def stats(self) -> dict[str, int]:
+        """This process's counters (reads, hits, misses, writes, ...)."""
+        with _library_errors():
+            return dict(self._table.stats(False))
+
+    def global_stats(self) -> dict[str, int]:
+        """Collective: the counters summed over the communicator."""
+        with _library_errors():
+            return dict(self._table.stats(True))
+
+    def reset_stats(self) -> None:
+        """Sets this process's counters to zero."""
+        with _library_errors():
+            self._table.reset_stats()
+
+    def info(self) -> dict[str, Any]:
+        """Sizes, bucket counts, protocol and window actually used."""
+        with _library_errors():
+            return dict(self._table.info())

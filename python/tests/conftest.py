@@ -1,0 +1,75 @@
+"""Shared fixtures. Every test runs on every process of MPI.COMM_WORLD (the
+suite is started under mpirun at 1, 2 and 4 processes), in the same order,
+so collective calls match up.
+
+MPIDHT_TEST_SCALE (default 1) scales the operation counts of the heavy
+tests: MPICH's one-sided operations wait for the target process to run,
+which oversubscribed ranks rarely do, so its run uses fewer."""
+
+import os
+from typing import Iterator
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from mpi4py import MPI
+
+import mpidht
+
+PROTOCOLS = ["coarse", "fine", "lockfree"]
+SCALE = float(os.environ.get("MPIDHT_TEST_SCALE", "1"))
+
+
+def scaled(count: int, minimum: int) -> int:
+    """count times MPIDHT_TEST_SCALE, but at least minimum."""
+    return max(minimum, int(count * SCALE))
+
+
+@pytest.fixture
+def comm() -> MPI.Intracomm:
+    return MPI.COMM_WORLD
+
+
+@pytest.fixture(params=PROTOCOLS)
+def protocol(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def table(comm: MPI.Intracomm, protocol: str) -> Iterator[mpidht.Table]:
+    """A roomy table (16-byte keys, 32-byte values, 16 384 buckets per
+    process): the tests' few thousand keys are never evicted."""
+    with mpidht.Table(comm, 16, 32, 1 << 20, protocol=protocol) as t:
+        yield t
+        comm.Barrier()  # no one frees while others still operate
+
+
+def keys_for(ids: npt.ArrayLike, key_size: int = 16, salt: int = 0) -> npt.NDArray[np.uint8]:
+    """Deterministic, distinct key rows for integer ids."""
+    ids = np.asarray(ids, dtype=np.uint64)
+    rng = np.random.default_rng(12345 + salt)
+    pad = rng.integers(0, 256, size=key_size, dtype=np.uint8)
+    rows = np.tile(pad, (ids.size, 1))
+    rows[:, :8] = ids.reshape(-1, 1).view(np.uint8).reshape(-1, 8)
+    return rows
+
+
+def values_for(ids: npt.ArrayLike, writer: int, value_size: int = 32) -> npt.NDArray[np.uint8]:
+    """Value rows that carry their key id and writer, then derived bytes."""
+    ids = np.asarray(ids, dtype=np.uint64)
+    out = np.zeros((ids.size, value_size // 8), dtype=np.uint64)
+    out[:, 0] = ids
+    out[:, 1] = writer
+    for c in range(2, value_size // 8):
+        out[:, c] = ids * np.uint64(0x9E3779B97F4A7C15 + c) + np.uint64(writer)
+    return out.view(np.uint8).reshape(ids.size, value_size)
+
+
+def take_turns(comm: MPI.Intracomm, protocol: str) -> Iterator[bool]:
+    """Yields, once per turn, whether this rank writes in it. Lock-free
+    writers take turns (two racing inserts may lose one, by design); the
+    locking protocols write all at once."""
+    turns = comm.Get_size() if protocol == "lockfree" else 1
+    for turn in range(turns):
+        yield protocol != "lockfree" or turn == comm.Get_rank()
+        comm.Barrier()

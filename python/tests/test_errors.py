@@ -1,0 +1,100 @@
+"""Bad input raises a Python exception with a clear message, on every
+process, and never reaches MPI in a form that would crash or hang."""
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+import mpidht
+
+
+def test_bad_constructor_arguments_before_mpi(comm: MPI.Intracomm) -> None:
+    with pytest.raises(TypeError, match="communicator"):
+        mpidht.Table("world", 8, 8, 4096)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="key_size"):
+        mpidht.Table(comm, 8.0, 8, 4096)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="value_size"):
+        mpidht.Table(comm, 8, True, 4096)
+    with pytest.raises(ValueError, match="memory_per_process must not be negative"):
+        mpidht.Table(comm, 8, 8, -1)
+    with pytest.raises(ValueError, match="unknown protocol 'locked'"):
+        mpidht.Table(comm, 8, 8, 4096, protocol="locked")
+    with pytest.raises(ValueError, match="unknown window"):
+        mpidht.Table(comm, 8, 8, 4096, window=7)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="too large"):
+        mpidht.Table(comm, 8, 8, 1 << 80)
+
+
+@pytest.mark.parametrize("kwargs, status", [
+    (dict(key_size=0), mpidht.Status.ERR_KEY_SIZE),
+    (dict(key_size=1 << 17), mpidht.Status.ERR_KEY_SIZE),
+    (dict(value_size=0), mpidht.Status.ERR_VALUE_SIZE),
+    (dict(memory_per_process=3), mpidht.Status.ERR_BUDGET_TOO_SMALL),
+    (dict(memory_per_process=0), mpidht.Status.ERR_NO_STORAGE),
+    (dict(candidates=17), mpidht.Status.ERR_CANDIDATES),
+])
+def test_library_rejections_on_every_rank(comm: MPI.Intracomm, kwargs: dict[str, int],
+                                          status: int) -> None:
+    args = dict(key_size=8, value_size=8, memory_per_process=4096) | kwargs
+    with pytest.raises(mpidht.Error) as e:
+        mpidht.Table(comm, args["key_size"], args["value_size"],
+                     args["memory_per_process"], candidates=args.get("candidates", 0))
+    assert e.value.status == status
+    assert str(e.value) == mpidht.strerror(status)
+
+
+def test_fault_on_one_rank_reaches_all(comm: MPI.Intracomm) -> None:
+    rank = comm.Get_rank()
+    with pytest.raises(mpidht.Error) as e:
+        mpidht.Table(comm, 8 if rank else 0, 8, 4096)
+    assert e.value.status == (mpidht.Status.ERR_KEY_SIZE if rank == 0 else mpidht.Status.ERR_PEER)
+    if comm.Get_size() > 1:
+        with pytest.raises(mpidht.Error) as e:
+            mpidht.Table(comm, 8, 8 + rank, 4096)
+        assert e.value.status == mpidht.Status.ERR_MISMATCHED_PARAMS
+
+
+def test_null_communicator() -> None:
+    with pytest.raises(mpidht.Error) as e:
+        mpidht.Table(MPI.COMM_NULL, 8, 8, 4096)
+    assert e.value.status == mpidht.Status.ERR_INVALID_COMM
+
+
+def test_bad_keys_and_values(table: mpidht.Table) -> None:
+    with pytest.raises(ValueError, match="key must be 16 bytes, got 3"):
+        table.read(b"abc")
+    with pytest.raises(ValueError, match="value must be 32 bytes"):
+        table.write(bytes(16), bytes(31))
+    with pytest.raises(TypeError):
+        table.write("a string key....", bytes(32))  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        table.remove(16)  # type: ignore[arg-type]
+
+
+def test_bad_batches(table: mpidht.Table) -> None:
+    keys = np.zeros((4, 16), dtype=np.uint8)
+    with pytest.raises(ValueError, match="each row of keys must be 16 bytes, got 15"):
+        table.read_many(np.zeros((4, 15), dtype=np.uint8))
+    with pytest.raises(ValueError, match="each row of keys must be 16 bytes, got 1"):
+        table.read_many(np.zeros(16, dtype=np.uint8))  # 16 one-byte rows
+    with pytest.raises(ValueError, match="scalar"):
+        table.read_many(np.uint8(3))
+    with pytest.raises(TypeError, match="Python objects"):
+        table.read_many(np.array([b"x" * 16, None], dtype=object))
+    with pytest.raises(ValueError, match="4 rows but values has 3"):
+        table.write_many(keys, np.zeros((3, 32), dtype=np.uint8))
+    with pytest.raises(ValueError, match="each row of values must be 32 bytes"):
+        table.write_many(keys, np.zeros((4, 4), dtype=np.float32))
+    # Nothing was counted: every rejection came before the library.
+    assert table.stats()["reads"] == 0 and table.stats()["writes"] == 0
+
+
+def test_status_list_matches_library() -> None:
+    """mpidht.Status is written out for type checkers; it must equal the C
+    library's list, which the extension exports as MPIDHT_* constants."""
+    from mpidht import _core
+    exported = {name[len("MPIDHT_"):]: getattr(_core, name)
+                for name in dir(_core) if name.startswith("MPIDHT_")}
+    assert exported == {s.name: s.value for s in mpidht.Status}
+    for s in mpidht.Status:
+        assert mpidht.strerror(s) not in ("", "unknown status")

@@ -1,0 +1,96 @@
+"""Single-key operations, statistics, info and lifetime."""
+
+import gc
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+import mpidht
+from conftest import keys_for, take_turns, values_for
+
+
+def test_roundtrip_update_remove(table: mpidht.Table, comm: MPI.Intracomm,
+                                 protocol: str) -> None:
+    rank = comm.Get_rank()
+    ids = np.arange(rank * 100, rank * 100 + 100)
+    keys, values = keys_for(ids), values_for(ids, rank)
+    for mine in take_turns(comm, protocol):
+        if mine:
+            for k, v in zip(keys, values):
+                assert table.write(k, v) == mpidht.WriteOutcome.INSERTED
+            assert table.write(keys[0], values[1]) == mpidht.WriteOutcome.UPDATED
+    assert table.read(keys[0]) == values[1].tobytes()
+    for k, v in zip(keys[1:], values[1:]):
+        assert table.read(bytes(k)) == v.tobytes()
+    other = keys_for(ids + 10_000)
+    assert table.read(other[0]) is None
+    comm.Barrier()
+    assert table.remove(keys[5]) is True
+    assert table.remove(keys[5]) is False
+    assert table.read(keys[5]) is None
+
+    stats = table.stats()
+    assert stats["writes"] == 101 and stats["updates"] == 1
+    assert stats["reads"] == 102 and stats["hits"] == 100 and stats["misses"] == 2
+    assert stats["removes"] == 1
+    total = table.global_stats()
+    assert total["writes"] == 101 * comm.Get_size()
+    table.reset_stats()
+    assert all(v == 0 for v in table.stats().values())
+
+
+def test_stats_names_match_library(table: mpidht.Table) -> None:
+    assert list(table.stats()) == [
+        "reads", "hits", "misses", "writes", "updates", "evictions", "removes",
+        "checksum_retries", "corrupt_reads", "lock_retries"]
+
+
+def test_info(table: mpidht.Table, comm: MPI.Intracomm, protocol: str) -> None:
+    info = table.info()
+    assert info["key_size"] == 16 and info["value_size"] == 32
+    assert info["protocol"] == protocol
+    assert info["comm_size"] == comm.Get_size()
+    assert info["hosting_processes"] == comm.Get_size()
+    assert info["total_buckets"] == info["local_buckets"] * comm.Get_size()
+    assert info["candidates"] == 6
+
+
+def test_context_manager_closes(comm: MPI.Intracomm) -> None:
+    with mpidht.Table(comm, 8, 8, 4096) as t:
+        assert not t.closed
+    assert t.closed
+    t.close()  # again: nothing happens
+    with pytest.raises(mpidht.Error) as e:
+        t.read(b"12345678")
+    assert e.value.status == mpidht.Status.ERR_INVALID_HANDLE
+    assert str(e.value) == mpidht.strerror(mpidht.Status.ERR_INVALID_HANDLE)
+    with pytest.raises(mpidht.Error):
+        t.read_many(np.zeros((2, 8), dtype=np.uint8))
+    with pytest.raises(mpidht.Error):
+        t.stats()
+
+
+def test_subcommunicator(comm: MPI.Intracomm) -> None:
+    """A table on half of the processes; the others are not involved."""
+    half = comm.Split(comm.Get_rank() % 2, comm.Get_rank())
+    # (The default window: Open MPI 4.1's osc rdma names its shared segment
+    # after the communicator's context id, which the two halves share, and
+    # then warns that one half's unlink found the file gone.)
+    with mpidht.Table(half, 8, 8, 4096, protocol="fine") as t:
+        assert t.info()["comm_size"] == half.Get_size()
+        key = np.uint64(half.Get_rank()).tobytes()
+        t.write(key, key)
+        half.Barrier()
+        assert t.read(key) == key
+        half.Barrier()
+    half.Free()
+
+
+def test_dropped_open_table_warns(comm: MPI.Intracomm) -> None:
+    """Freeing is collective, so the garbage collector never frees a table:
+    it warns instead (and the table's memory stays until MPI_Finalize)."""
+    t = mpidht.Table(comm, 8, 8, 4096)
+    with pytest.warns(ResourceWarning, match="close"):
+        del t
+        gc.collect()

@@ -1,0 +1,58 @@
+"""Builds mpidht._core: the C library's sources and the extension, compiled
+with the system MPI's compiler wrapper (``$MPICC``, default ``mpicc``).
+It needs no mpi4py at build time: communicators cross over as handles, and
+at import mpidht checks that mpi4py uses the same MPI library. Metadata is
+in pyproject.toml."""
+
+import os
+import shlex
+import shutil
+import tempfile
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = Path(__file__).parent.resolve()
+
+
+class BuildWithMpicc(build_ext):
+    """Compiles and links with the MPI compiler wrapper, as mpi4py does.
+
+    Objects go to a fresh temporary folder and are always rebuilt: objects
+    of an earlier build may come from another MPI library."""
+
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        self.build_temp = tempfile.mkdtemp(prefix="mpidht-build-")
+        self.force = True
+
+    def build_extensions(self) -> None:
+        mpicc = os.environ.get("MPICC", "mpicc")
+        if shutil.which(shlex.split(mpicc)[0]) is None:
+            raise RuntimeError(
+                f"MPI compiler wrapper {mpicc!r} not found: install an MPI "
+                "development package (e.g. libopenmpi-dev) or set MPICC")
+        cc = shlex.split(mpicc)
+        self.compiler.set_executable("compiler_so", cc + ["-fPIC", "-O2", "-std=c11"])
+        self.compiler.set_executable("linker_so", cc + ["-shared"])
+        super().build_extensions()
+
+
+def sources() -> list[str]:
+    library = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "src").glob("*.c"))
+    return library + ["python/mpidht/_core.c"]
+
+
+setup(
+    ext_modules=[
+        Extension(
+            "mpidht._core",
+            sources=sources(),
+            include_dirs=["include", "src"],
+            define_macros=[("_POSIX_C_SOURCE", "200809L")],
+            libraries=["xxhash"],
+        )
+    ],
+    cmdclass={"build_ext": BuildWithMpicc},
+)
