@@ -5,6 +5,9 @@ Reads every ``*.json`` in RAW_DIR (rows of mpidht_bench and
 mpidht_server_bench), writes ``throughput.png``, ``latency.png`` and
 ``comparison.png`` into OUT_DIR, and ``RESULTS.md``: the machine, the
 results table, and the issue's targets as ratios measured in this run.
+The rows in RAW_DIR/batch/ (mpidht_bench with --batch and --write-batch)
+add ``batch.png`` and the batched-operations table: keys/s per protocol
+and batch size, and the speedup over single calls.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ DISTS = ("uniform", "zipf")
 
 
 def load(raw_dir: Path) -> list[Row]:
+    """The rows of every JSON file directly in raw_dir."""
     rows: list[Row] = []
     for path in sorted(raw_dir.glob("*.json")):
         rows.extend(json.loads(path.read_text()))
@@ -110,6 +114,124 @@ def plot_comparison(rows: list[Row], out: Path) -> None:
     plt.close(fig)
 
 
+def combined_rate(rows: list[Row], **match: Any) -> float | None:
+    """Keys/s over every matching row (a size measured twice counts both
+    passes: all keys over all time)."""
+    found = [r for r in pick(rows, **match) if r["ops_per_s"] > 0]
+    if not found:
+        return None
+    return float(sum(r["ops"] for r in found) / sum(r["ops"] / r["ops_per_s"] for r in found))
+
+
+def batch_speedups(rows: list[Row], phase: str, protocol: str,
+                   ranks: int) -> list[tuple[int, float, float | None]]:
+    """(batch size, keys/s, speedup over single calls) for every size measured."""
+    single = combined_rate(rows, protocol=protocol, phase=phase, ranks=ranks, batch=1)
+    out = []
+    for size in sorted({r["batch"] for r in pick(rows, protocol=protocol, phase=phase,
+                                                  ranks=ranks)}):
+        keys = combined_rate(rows, protocol=protocol, phase=phase, ranks=ranks, batch=size)
+        if keys:
+            out.append((size, keys, keys / single if single else None))
+    return out
+
+
+def windows(rows: list[Row]) -> list[str]:
+    """The window kinds measured ("auto": the default, shared on one node)."""
+    return sorted({str(r.get("window", "auto")) for r in rows}, key=lambda w: w != "auto")
+
+
+def of_window(rows: list[Row], window: str) -> list[Row]:
+    return [r for r in rows if r.get("window", "auto") == window]
+
+
+def window_label(window: str) -> str:
+    return "default window (shared)" if window == "auto" else f"{window} window"
+
+
+def plot_batches(rows: list[Row], out: Path) -> None:
+    """Speedup over single calls against batch size: reads (per window
+    kind), then writes if measured, one panel per rank count, one line per
+    protocol."""
+    panels = [(w, p) for w in windows(rows) for p in ("read", "write")
+              if any(r["batch"] > 1 for r in pick(of_window(rows, w), phase=p))]
+    ranks = sorted({r["ranks"] for r in rows})
+    fig, axes = plt.subplots(len(panels), len(ranks), squeeze=False, sharey="row",
+                             figsize=(4.4 * len(ranks), 3.8 * len(panels)))
+    for i, (window, phase) in enumerate(panels):
+        subset = of_window(rows, window)
+        for j, np_ in enumerate(ranks):
+            ax = axes[i][j]
+            for protocol in PROTOCOLS:
+                pts = [(size, speedup) for size, _, speedup in
+                       batch_speedups(subset, phase, protocol, np_) if speedup]
+                if pts:
+                    ax.plot(*zip(*pts), marker="o", label=protocol)
+            ax.axhline(1, color="grey", linewidth=0.8)
+            ax.set_xscale("log", base=2)
+            sizes = sorted({r["batch"] for r in pick(subset, phase=phase, ranks=np_)})
+            ax.set_xticks(sizes, [str(s) for s in sizes])
+            ax.set_title(f"{phase}s, {np_} rank{'s' if np_ > 1 else ''}, "
+                         f"{window_label(window)}", fontsize=9)
+            ax.set_xlabel("keys per call (1 = single calls)")
+            ax.set_ylabel("speedup over single calls")
+            ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].legend()
+    fig.suptitle("mpidht batched operations (uniform keys), keys/s relative to single calls")
+    fig.tight_layout()
+    fig.savefig(out / "batch.png", dpi=110)
+    plt.close(fig)
+
+
+def batch_table(rows: list[Row]) -> list[str]:
+    has_writes = any(r["batch"] > 1 for r in pick(rows, phase="write"))
+    head = "| ranks | protocol | batch | read keys/s | read speedup |"
+    rule = "| --- | --- | --- | --- | --- |"
+    if has_writes:
+        head += " write keys/s | write speedup |"
+        rule += " --- | --- |"
+    out = [head, rule]
+
+    def cells(entry: tuple[int, float, float | None] | None) -> str:
+        if entry is None:
+            return " – | – |"
+        speedup = f"{entry[2]:.2f}×" if entry[2] else "n/a"
+        return f" {entry[1]:.0f} | {speedup} |"
+
+    for np_ in sorted({r["ranks"] for r in rows}):
+        for protocol in PROTOCOLS:
+            reads = {e[0]: e for e in batch_speedups(rows, "read", protocol, np_)}
+            writes = {e[0]: e for e in batch_speedups(rows, "write", protocol, np_)}
+            for size in sorted(set(reads) | (set(writes) if has_writes else set())):
+                line = f"| {np_} | {protocol} | {size} |" + cells(reads.get(size))
+                if has_writes:
+                    line += cells(writes.get(size))
+                out.append(line)
+    return out
+
+
+def batch_section(all_rows: list[Row]) -> list[str]:
+    ranks = sorted({r["ranks"] for r in all_rows})
+    rows = of_window(all_rows, "auto")
+    passes = max(len(pick(rows, protocol="lockfree", phase="read", ranks=ranks[-1], batch=1)), 1)
+    return [
+        "Uniform keys, 80-byte keys and 104-byte values, at "
+        f"{', '.join(map(str, ranks))} ranks. Reads: each protocol's table is filled with "
+        "single writes, then every rank reads its keys back with `mpidht_read_batch` of "
+        "the given size (1 = `mpidht_read` one key at a time)"
+        + (f", each size {passes} times in mirrored order, keys/s over all passes" if passes > 1
+           else "") + ". Writes: `mpidht_write_batch` into a fresh table, against the "
+        "single writes that filled the read table. Keys/s counts keys, so the speedup is "
+        "the ratio to single calls measured in this run; see `batch.png`.",
+        "",
+        f"### {window_label('auto')}",
+        "",
+        *batch_table(rows),
+    ] + [line for w in windows(all_rows) if w != "auto" for line in (
+        "", f"### {window_label(w)} (reads only; the path across nodes)", "",
+        *batch_table(of_window(all_rows, w)))]
+
+
 def command_line(cmd: list[str]) -> str:
     try:
         text = subprocess.run(cmd, capture_output=True, text=True, check=False).stdout
@@ -144,9 +266,13 @@ def ratio(num: float | None, den: float | None) -> str:
     return f"{num / den:.1f}×" if num and den else "n/a"
 
 
-def targets(rows: list[Row], top: int) -> list[str]:
+def targets(rows: list[Row], batch_rows: list[Row], top: int) -> list[str]:
     def r(protocol: str, phase: str, dist: str = "uniform", ranks: int = top) -> float | None:
         return rate(rows, protocol=protocol, phase=phase, distribution=dist, ranks=ranks)
+
+    def lf_batch(size: int, window: str = "auto") -> float | None:
+        return combined_rate(of_window(batch_rows, window), protocol="lockfree", phase="read",
+                             ranks=top, batch=size)
 
     get = pick(rows, protocol="-", phase="raw-get", distribution="uniform", ranks=top)
     lf_read = pick(rows, protocol="lockfree", phase="read", distribution="uniform", ranks=top)
@@ -162,7 +288,12 @@ def targets(rows: list[Row], top: int) -> list[str]:
         f"| lock-free writes / coarse writes (zipf) | ≥ 100× | {ratio(r('lockfree', 'write', 'zipf'), r('coarse', 'write', 'zipf'))} |",
         f"| lock-free reads / Redis synchronous reads | ≥ 20× | {ratio(r('lockfree', 'read'), r('redis-sync1', 'read'))} |",
         f"| lock-free read latency / raw MPI_Get + flush | ≤ 2× | {lat} |",
-    ]
+    ] + ([
+        f"| lock-free reads in batches of 64 / single reads ({window_label(w)}) | ≥ 2× | "
+        f"{ratio(lf_batch(64, w), lf_batch(1, w))} |"
+        for w in windows(batch_rows)
+        if pick(of_window(batch_rows, w), phase="read", ranks=top, batch=64)
+    ])
 
 
 def table(rows: list[Row]) -> list[str]:
@@ -184,6 +315,7 @@ def main() -> None:
     parser.add_argument("out_dir", type=Path, help="folder for the plots and RESULTS.md")
     args = parser.parse_args()
     rows = load(args.raw_dir)
+    batch_rows = load(args.raw_dir / "batch") if (args.raw_dir / "batch").is_dir() else []
     if not rows:
         parser.error(f"no results in {args.raw_dir}")
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -191,11 +323,15 @@ def main() -> None:
     plot_throughput(rows, args.out_dir)
     plot_latency(rows, args.out_dir, top)
     plot_comparison(rows, args.out_dir)
+    batches = ["## Batched operations", "", *batch_section(batch_rows), ""] if batch_rows else []
+    if batch_rows:
+        plot_batches(batch_rows, args.out_dir)
     text = ["# Benchmark results", "",
             "Written by `bash bench/run-suite.sh`; the plots are `throughput.png`, "
-            "`latency.png` and `comparison.png` beside this file, the raw rows in `raw/`.",
-            "", "## Machine", "", *machine(), "", "## Targets", "", *targets(rows, top),
-            "", "## All rows", "", *table(rows), ""]
+            "`latency.png`, `comparison.png`" + (" and `batch.png`" if batch_rows else "")
+            + " beside this file, the raw rows in `raw/`.",
+            "", "## Machine", "", *machine(), "", "## Targets", "",
+            *targets(rows, batch_rows, top), "", *batches, "## All rows", "", *table(rows), ""]
     (args.out_dir / "RESULTS.md").write_text("\n".join(text))
 
 

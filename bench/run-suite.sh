@@ -2,22 +2,37 @@
 # The benchmark suite: installs what is missing, builds, starts Redis and
 # memcached on loopback (stopped again by PID on exit), runs mpidht_bench
 # and mpidht_server_bench at 1, 2 and 4 ranks with uniform and zipf keys,
-# and writes the raw JSON, plots and bench/results/RESULTS.md.
+# then batched reads and writes (mpidht_read_batch, mpidht_write_batch of
+# 8, 64 and 512 keys against single calls) for every protocol, and writes
+# the raw JSON, plots and bench/results/RESULTS.md.
 #
 # usage: bash bench/run-suite.sh [--ops N] [--server-ops N] [--nprocs "1 2 4"]
+#                                [--batches "1 8 64 512"]
 set -euo pipefail
 source "$(dirname "$0")/../scripts/common.sh"
 
-ops=100000 server_ops=20000 nprocs="1 2 4"
+ops=100000 server_ops=20000 nprocs="1 2 4" batches="1 8 64 512"
 while (($#)); do
   case $1 in
     --ops) ops=$2; shift 2 ;;
     --server-ops) server_ops=$2; shift 2 ;;
     --nprocs) nprocs=$2; shift 2 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    --batches) batches=$2; shift 2 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
+# The batch sizes as mpidht_bench's comma list, measured twice in mirrored
+# order (1,8,64,512,512,64,8,1) so that a drift during the run cancels.
+read -ra sizes <<< "$batches"
+if ((${#sizes[@]} == 0 || ${#sizes[@]} > 8)) || [[ ! " $batches " =~ " 1 " ]] ||
+   [[ ! $batches =~ ^[[:space:]]*[1-9][0-9]{0,4}([[:space:]]+[1-9][0-9]{0,4})*[[:space:]]*$ ]] ||
+   (($(printf '%s\n' "${sizes[@]}" | sort -n | tail -n 1) > 65536)); then
+  echo "--batches '$batches': expected 1 to 8 batch sizes from 1 to 65536 including 1" \
+       "(the single-call reference), e.g. \"1 8 64 512\"" >&2
+  exit 1
+fi
+mirrored=$(printf '%s\n' "${sizes[@]}" "$(printf '%s\n' "${sizes[@]}" | tac)" | paste -sd,)
 
 bash "$repo/scripts/install-deps.sh"
 mkdir -p "$build_root"
@@ -26,7 +41,7 @@ configure_and_build "$build_root/bench" openmpi -DCMAKE_BUILD_TYPE=Release \
 bin=$build_root/bench/bench
 results=$repo/bench/results
 raw=$results/raw
-rm -rf "$raw" && mkdir -p "$raw"
+rm -rf "$raw" && mkdir -p "$raw/batch"
 
 if [[ ! -x $build_root/venv/bin/python ]]; then
   python3 -m venv "$build_root/venv"
@@ -51,6 +66,26 @@ for np in $nprocs; do
           --json "$raw/${store}_d${depth}_${dist}_np${np}.json"
       done
     done
+  done
+done
+
+# Batched operations, uniform keys. Reads: one run per rank count fills
+# each protocol's table with single writes, then reads the same keys back
+# at every batch size (1 = single mpidht_read calls). Writes: one run per
+# batch size above 1 inserts into a fresh table; the read runs' write rows
+# are the single-write reference.
+for np in $nprocs; do
+  echo "== $np ranks, batched reads (batch sizes $batches)"
+  mpiexec.openmpi -n "$np" "$bin/mpidht_bench" --phases write,read --batch "$mirrored" \
+    --ops "$ops" --json "$raw/batch/read_np${np}.json" > /dev/null
+  # The same on an MPI_Win_allocate window (osc rdma): the path across
+  # nodes, where every flush is a round trip.
+  mpiexec.openmpi -n "$np" "$bin/mpidht_bench" --phases write,read --batch "$mirrored" \
+    --window allocate --ops "$ops" --json "$raw/batch/read_allocate_np${np}.json" > /dev/null
+  for size in "${sizes[@]}"; do
+    ((size > 1)) || continue
+    mpiexec.openmpi -n "$np" "$bin/mpidht_bench" --phases write --write-batch "$size" \
+      --ops "$ops" --json "$raw/batch/write_b${size}_np${np}.json" > /dev/null
   done
 done
 

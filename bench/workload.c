@@ -13,13 +13,25 @@
  *   memcpy  a copy of a random bucket-sized block from a large local array
  *           (the memory limit)
  *
+ * Batches: --batch 1,8,64 runs the read phase once per listed size on the
+ * same table, a size N > 1 as mpidht_read_batch calls of N keys (the same
+ * keys in the same order; a rank's last call takes what is left), 1 as
+ * single mpidht_read calls; --write-batch N does the same for the write
+ * phase with mpidht_write_batch (one size: a second pass would update
+ * rather than insert). The mixed phase always makes single calls.
+ * Throughput always counts keys, so batched and single rows compare
+ * directly; a batched row has one latency sample per call: the call's
+ * time divided by its keys.
+ *
  * Keys are the drawn integer in key_size bytes, so every rank draws from
  * one key space and zipf keys collide across ranks as in the paper. Each
  * operation is timed with the cycle counter (clock_gettime is too coarse
  * on the machines measured); latency percentiles come from all ranks'
- * samples; throughput is all operations over the slowest rank's time.
+ * samples; throughput is all operations (keys) over the slowest rank's
+ * time.
  * Output: a table on stdout, and --csv / --json files.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -54,10 +66,18 @@ static inline uint64_t ticks(void)
 }
 #endif
 
+/* Beyond this mpidht_read_batch only adds chunks of 1024 keys. */
+#define MAX_BATCH 65536ul
+#define MAX_BATCH_SIZES 16
+
 typedef struct {
     unsigned long ops;
+    unsigned long batches[MAX_BATCH_SIZES]; /* keys per call, one read phase each */
+    size_t batch_count;
+    unsigned long write_batch; /* keys per call in the write phase */
     size_t key_size, value_size;
     size_t memory;
+    mpidht_window_kind_t window;
     bool zipf;
     double skew;
     uint64_t range;
@@ -77,25 +97,89 @@ static void usage(FILE *out)
             "  --skew S           zipf skew in (0,1) (default 0.99)\n"
             "  --range N          keys are drawn from 1..N (default 712500)\n"
             "  --ops N            operations per rank and phase (default 100000)\n"
+            "  --batch LIST       keys per mpidht_read_batch call, 1..65536 each, e.g.\n"
+            "                     1,8,64,512: one read phase per size on the same table\n"
+            "                     (default 1: single mpidht_read calls; at most 16)\n"
+            "  --write-batch N    keys per mpidht_write_batch call in the write phase,\n"
+            "                     1..65536 (default 1: single mpidht_write calls); the\n"
+            "                     mixed phase always makes single calls\n"
             "  --read-percent P   reads in the mixed phase (default 95)\n"
             "  --key-size B       bytes per key (default 80)\n"
             "  --value-size B     bytes per value (default 104)\n"
             "  --memory B         table bytes per rank (default 268435456)\n"
+            "  --window KIND      auto, shared, allocate or create (default auto)\n"
             "  --csv FILE, --json FILE   also write the results there\n");
 }
 
+/* A whole decimal number: digits only, no sign, no overflow. */
 static int parse_size(const char *s, unsigned long *out)
 {
     char *end = NULL;
+    if (*s < '0' || *s > '9')
+        return -1;
+    errno = 0;
     *out = strtoul(s, &end, 10);
-    return *end || *s == '-' ? -1 : 0;
+    return *end || errno == ERANGE ? -1 : 0;
 }
 
-/* 0 ok, 1 usage error, 2 help. */
+/* A comma list of 1..MAX_BATCH_SIZES batch sizes, each 1..MAX_BATCH. */
+static int parse_batches(const char *list, options_t *o)
+{
+    o->batch_count = 0;
+    for (const char *p = list;; ++p) {
+        size_t len = strcspn(p, ",");
+        char item[16];
+        unsigned long n = 0;
+        if (len == 0 || len >= sizeof item || o->batch_count == MAX_BATCH_SIZES)
+            return -1;
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (parse_size(item, &n) || n < 1 || n > MAX_BATCH)
+            return -1;
+        o->batches[o->batch_count++] = n;
+        p += len;
+        if (!*p)
+            return 0;
+    }
+}
+
+/* Rank 0 says why the command line was rejected; returns 1 for parse(). */
+static int reject(const char *option, const char *value, const char *wanted)
+{
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0 && value)
+        fprintf(stderr, "mpidht_bench: %s '%s': expected %s\n", option, value, wanted);
+    else if (rank == 0)
+        fprintf(stderr, "mpidht_bench: %s: %s\n", option, wanted);
+    return 1;
+}
+
+/* Whether every item of a comma list is one of names (and none empty). */
+static bool known_items(const char *list, const char *const *names, size_t count)
+{
+    for (const char *p = list;; ++p) {
+        size_t len = strcspn(p, ",");
+        bool known = false;
+        for (size_t i = 0; i < count; ++i)
+            known = known || (strlen(names[i]) == len && !strncmp(p, names[i], len));
+        if (!known)
+            return false;
+        p += len;
+        if (!*p)
+            return true;
+    }
+}
+
+static const char *const protocol_names[] = {"coarse", "fine", "lockfree"};
+static const char *const phase_names[] = {"write", "read", "mixed", "raw-get", "memcpy"};
+
+/* 0 ok, 1 usage error (explained on stderr by rank 0), 2 help. */
 static int parse(int argc, char **argv, options_t *o)
 {
-    *o = (options_t){.ops = 100000, .key_size = 80, .value_size = 104,
-                     .memory = 256ul << 20, .zipf = false, .skew = 0.99,
+    *o = (options_t){.ops = 100000, .batches = {1}, .batch_count = 1,
+                     .write_batch = 1, .key_size = 80, .value_size = 104,
+                     .memory = 256ul << 20, .window = MPIDHT_WINDOW_AUTO, .zipf = false, .skew = 0.99,
                      .range = 712500, .read_percent = 95,
                      .protocols = "coarse,fine,lockfree",
                      .phases = "write,read,mixed,raw-get,memcpy"};
@@ -103,39 +187,76 @@ static int parse(int argc, char **argv, options_t *o)
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
             return 2;
+        if (strncmp(a, "--", 2) != 0)
+            return reject(a, NULL, "not an option");
         if (i + 1 >= argc)
-            return 1;
+            return reject(a, NULL, "missing value (or unknown option)");
         const char *v = argv[++i];
         unsigned long n = 0;
         char *end = NULL;
-        if (!strcmp(a, "--protocols"))
+        bool whole = parse_size(v, &n) == 0;
+        if (!strcmp(a, "--protocols")) {
+            if (!known_items(v, protocol_names, 3))
+                return reject(a, v, "a comma list of coarse, fine, lockfree");
             o->protocols = v;
-        else if (!strcmp(a, "--phases"))
+        } else if (!strcmp(a, "--phases")) {
+            if (!known_items(v, phase_names, 5))
+                return reject(a, v, "a comma list of write, read, mixed, raw-get, memcpy");
             o->phases = v;
-        else if (!strcmp(a, "--dist") && (!strcmp(v, "uniform") || !strcmp(v, "zipf")))
+        } else if (!strcmp(a, "--dist")) {
+            if (strcmp(v, "uniform") && strcmp(v, "zipf"))
+                return reject(a, v, "uniform or zipf");
             o->zipf = !strcmp(v, "zipf");
-        else if (!strcmp(a, "--skew")) {
+        } else if (!strcmp(a, "--skew")) {
             o->skew = strtod(v, &end);
-            if (*end || !(o->skew > 0 && o->skew < 1))
-                return 1;
-        } else if (!strcmp(a, "--range") && !parse_size(v, &n) && n >= 2)
+            if (end == v || *end || !(o->skew > 0 && o->skew < 1))
+                return reject(a, v, "a number between 0 and 1, exclusive");
+        } else if (!strcmp(a, "--range")) {
+            if (!whole || n < 2)
+                return reject(a, v, "a whole number of at least 2");
             o->range = n;
-        else if (!strcmp(a, "--ops") && !parse_size(v, &n) && n > 0)
+        } else if (!strcmp(a, "--ops")) {
+            if (!whole || n < 1 || n > INT32_MAX)
+                return reject(a, v, "a whole number from 1 to 2147483647");
             o->ops = n;
-        else if (!strcmp(a, "--read-percent") && !parse_size(v, &n) && n <= 100)
+        } else if (!strcmp(a, "--batch")) {
+            if (parse_batches(v, o))
+                return reject(a, v, "a comma list of at most 16 whole numbers of keys per "
+                                    "call, each from 1 to 65536");
+        } else if (!strcmp(a, "--write-batch")) {
+            if (!whole || n < 1 || n > MAX_BATCH)
+                return reject(a, v, "a whole number of keys per call from 1 to 65536");
+            o->write_batch = n;
+        } else if (!strcmp(a, "--read-percent")) {
+            if (!whole || n > 100)
+                return reject(a, v, "a whole number from 0 to 100");
             o->read_percent = (unsigned)n;
-        else if (!strcmp(a, "--key-size") && !parse_size(v, &n) && n >= 8)
+        } else if (!strcmp(a, "--key-size")) {
+            if (!whole || n < 8)
+                return reject(a, v, "a whole number of bytes, at least 8");
             o->key_size = n;
-        else if (!strcmp(a, "--value-size") && !parse_size(v, &n) && n > 0)
+        } else if (!strcmp(a, "--value-size")) {
+            if (!whole || n < 1)
+                return reject(a, v, "a whole number of bytes, at least 1");
             o->value_size = n;
-        else if (!strcmp(a, "--memory") && !parse_size(v, &n))
+        } else if (!strcmp(a, "--memory")) {
+            if (!whole)
+                return reject(a, v, "a whole number of bytes");
             o->memory = n;
-        else if (!strcmp(a, "--csv"))
+        } else if (!strcmp(a, "--window")) {
+            int k = 0;
+            while (k <= MPIDHT_WINDOW_CREATE &&
+                   strcmp(v, mpidht_window_name((mpidht_window_kind_t)k)) != 0)
+                ++k;
+            if (k > MPIDHT_WINDOW_CREATE)
+                return reject(a, v, "auto, shared, allocate or create");
+            o->window = (mpidht_window_kind_t)k;
+        } else if (!strcmp(a, "--csv"))
             o->csv = v;
         else if (!strcmp(a, "--json"))
             o->json = v;
         else
-            return 1;
+            return reject(a, NULL, "unknown option");
     }
     return 0;
 }
@@ -161,6 +282,7 @@ static double ticks_per_us(void)
 
 typedef struct {
     const char *protocol, *phase;
+    unsigned long batch; /* keys per call; 1 = single calls */
     double ops_per_s, p50_us, p99_us, mean_us;
     uint64_t ops, misses, checksum_mismatches, corrupt_reads;
 } result_t;
@@ -171,8 +293,10 @@ static int compare_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Gathers every rank's samples (µs) and fills the latency fields. */
-static void summarise(float *samples, unsigned long n, double elapsed, result_t *r)
+/* Gathers every rank's n samples (µs) and fills the latency fields;
+ * throughput counts each rank's keys (n unless calls were batched). */
+static void summarise(float *samples, unsigned long n, unsigned long keys, double elapsed,
+                      result_t *r)
 {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -188,8 +312,8 @@ static void summarise(float *samples, unsigned long n, double elapsed, result_t 
     double sum = 0;
     for (size_t i = 0; i < total; ++i)
         sum += all[i];
-    r->ops = total;
-    r->ops_per_s = (double)total / slowest;
+    r->ops = (uint64_t)keys * (uint64_t)size;
+    r->ops_per_s = (double)r->ops / slowest;
     r->p50_us = all[total / 2];
     r->p99_us = all[total * 99 / 100];
     r->mean_us = sum / (double)total;
@@ -200,7 +324,8 @@ typedef struct {
     const options_t *o;
     keygen_zipf_t zipf;
     double tpu; /* ticks per µs */
-    unsigned char *key, *value;
+    unsigned char *keys, *values; /* --batch rows of key_size, value_size */
+    unsigned char *found;         /* --batch flags for mpidht_read_batch */
     float *samples;
 } bench_t;
 
@@ -209,10 +334,12 @@ static uint64_t draw(bench_t *b, keygen_rng_t *rng)
     return b->o->zipf ? keygen_zipf_next(&b->zipf, rng) : 1 + keygen_next(rng) % b->o->range;
 }
 
-static void make_key(bench_t *b, uint64_t id)
+/* Writes key id into row `row` of the key buffer. */
+static void make_key(bench_t *b, size_t row, uint64_t id)
 {
-    memset(b->key, 0, b->o->key_size);
-    memcpy(b->key, &id, sizeof id);
+    unsigned char *key = b->keys + row * b->o->key_size;
+    memset(key, 0, b->o->key_size);
+    memcpy(key, &id, sizeof id);
 }
 
 static void check(mpidht_status_t st, const char *what)
@@ -223,9 +350,10 @@ static void check(mpidht_status_t st, const char *what)
     }
 }
 
-/* Runs one DHT phase; fills r on rank 0. */
-static void run_dht_phase(bench_t *b, mpidht_t *t, const char *phase, uint64_t seed,
-                          result_t *r)
+/* Runs one DHT phase, with calls of `batch` keys in the write and read
+ * phases (1: single calls); fills r on rank 0. */
+static void run_dht_phase(bench_t *b, mpidht_t *t, const char *phase, unsigned long batch,
+                          uint64_t seed, result_t *r)
 {
     const options_t *o = b->o;
     int rank;
@@ -234,19 +362,38 @@ static void run_dht_phase(bench_t *b, mpidht_t *t, const char *phase, uint64_t s
     mpidht_stats_t before, after;
     check(mpidht_stats_global(t, &before), "statistics");
     MPI_Barrier(MPI_COMM_WORLD);
+    bool batched = batch > 1 && strcmp(phase, "mixed") != 0;
+    unsigned long calls = 0;
     double t0 = MPI_Wtime();
-    for (unsigned long i = 0; i < o->ops; ++i) {
-        make_key(b, draw(b, &keys));
-        bool write = !strcmp(phase, "write") ||
-                     (!strcmp(phase, "mixed") && keygen_next(&mix) % 100 >= o->read_percent);
-        uint64_t c0 = ticks();
-        check(write ? mpidht_write(t, b->key, b->value, NULL) : mpidht_read(t, b->key, b->value),
-              phase);
-        b->samples[i] = (float)((double)(ticks() - c0) / b->tpu);
+    if (!batched) {
+        for (unsigned long i = 0; i < o->ops; ++i) {
+            make_key(b, 0, draw(b, &keys));
+            bool write = !strcmp(phase, "write") ||
+                         (!strcmp(phase, "mixed") && keygen_next(&mix) % 100 >= o->read_percent);
+            uint64_t c0 = ticks();
+            check(write ? mpidht_write(t, b->keys, b->values, NULL)
+                        : mpidht_read(t, b->keys, b->values),
+                  phase);
+            b->samples[calls++] = (float)((double)(ticks() - c0) / b->tpu);
+        }
+    } else {
+        bool write = !strcmp(phase, "write");
+        for (unsigned long done = 0; done < o->ops;) {
+            size_t n = o->ops - done < batch ? o->ops - done : batch;
+            for (size_t k = 0; k < n; ++k)
+                make_key(b, k, draw(b, &keys));
+            uint64_t c0 = ticks();
+            check(write ? mpidht_write_batch(t, n, b->keys, b->values, NULL)
+                        : mpidht_read_batch(t, n, b->keys, b->values, b->found),
+                  phase);
+            b->samples[calls++] = (float)((double)(ticks() - c0) / b->tpu / (double)n);
+            done += n;
+        }
     }
     double elapsed = MPI_Wtime() - t0;
     check(mpidht_stats_global(t, &after), "statistics");
-    summarise(b->samples, o->ops, elapsed, r);
+    summarise(b->samples, calls, o->ops, elapsed, r);
+    r->batch = batched ? batch : 1;
     r->phase = phase;
     r->misses = after.misses - before.misses;
     r->checksum_mismatches = after.checksum_retries - before.checksum_retries;
@@ -308,8 +455,9 @@ static void run_reference(bench_t *b, const char *phase, size_t block, result_t 
         free(base);
     }
     free(buf);
-    summarise(b->samples, o->ops, elapsed, r);
+    summarise(b->samples, o->ops, o->ops, elapsed, r);
     r->protocol = "-";
+    r->batch = 1;
     r->phase = phase;
     r->misses = r->checksum_mismatches = r->corrupt_reads = 0;
 }
@@ -318,22 +466,24 @@ static void report(const result_t *r, const options_t *o, int ranks, FILE *csv, 
                    bool *first_json)
 {
     const char *dist = o->zipf ? "zipf" : "uniform";
-    printf("%-9s %-8s %-8s %5d %10" PRIu64 " %12.0f %9.3f %9.3f %9.3f %8" PRIu64 " %9" PRIu64
+    printf("%-9s %-8s %-8s %5d %5lu %10" PRIu64 " %12.0f %9.3f %9.3f %9.3f %8" PRIu64 " %9" PRIu64
            " %8" PRIu64 "\n",
-           r->protocol, r->phase, dist, ranks, r->ops, r->ops_per_s, r->p50_us, r->p99_us,
-           r->mean_us, r->misses, r->checksum_mismatches, r->corrupt_reads);
+           r->protocol, r->phase, dist, ranks, r->batch, r->ops, r->ops_per_s, r->p50_us,
+           r->p99_us, r->mean_us, r->misses, r->checksum_mismatches, r->corrupt_reads);
     if (csv)
-        fprintf(csv, "%s,%s,%s,%d,%" PRIu64 ",%.0f,%.4f,%.4f,%.4f,%" PRIu64 ",%" PRIu64
+        fprintf(csv, "%s,%s,%s,%d,%lu,%" PRIu64 ",%.0f,%.4f,%.4f,%.4f,%" PRIu64 ",%" PRIu64
                      ",%" PRIu64 "\n",
-                r->protocol, r->phase, dist, ranks, r->ops, r->ops_per_s, r->p50_us,
+                r->protocol, r->phase, dist, ranks, r->batch, r->ops, r->ops_per_s, r->p50_us,
                 r->p99_us, r->mean_us, r->misses, r->checksum_mismatches, r->corrupt_reads);
     if (json) {
         fprintf(json,
                 "%s\n  {\"protocol\": \"%s\", \"phase\": \"%s\", \"distribution\": \"%s\", "
-                "\"ranks\": %d, \"ops\": %" PRIu64 ", \"ops_per_s\": %.0f, \"p50_us\": %.4f, "
-                "\"p99_us\": %.4f, \"mean_us\": %.4f, \"misses\": %" PRIu64
+                "\"ranks\": %d, \"window\": \"%s\", \"batch\": %lu, \"ops\": %" PRIu64
+                ", \"ops_per_s\": %.0f, "
+                "\"p50_us\": %.4f, \"p99_us\": %.4f, \"mean_us\": %.4f, \"misses\": %" PRIu64
                 ", \"checksum_mismatches\": %" PRIu64 ", \"corrupt_reads\": %" PRIu64 "}",
-                *first_json ? "" : ",", r->protocol, r->phase, dist, ranks, r->ops,
+                *first_json ? "" : ",", r->protocol, r->phase, dist, ranks,
+                mpidht_window_name(o->window), r->batch, r->ops,
                 r->ops_per_s, r->p50_us, r->p99_us, r->mean_us, r->misses,
                 r->checksum_mismatches, r->corrupt_reads);
         *first_json = false;
@@ -357,9 +507,18 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
-    b.key = malloc(o.key_size);
-    b.value = calloc(1, o.value_size);
+    unsigned long rows = o.write_batch;
+    for (size_t i = 0; i < o.batch_count; ++i)
+        rows = o.batches[i] > rows ? o.batches[i] : rows;
+    b.keys = calloc(rows, o.key_size);
+    b.values = calloc(rows, o.value_size);
+    b.found = calloc(rows, 1);
     b.samples = malloc(sizeof *b.samples * o.ops);
+    if (!b.keys || !b.values || !b.found || !b.samples) {
+        fprintf(stderr, "mpidht_bench: out of memory for %lu keys of %zu bytes and values "
+                        "of %zu bytes per call\n", rows, o.key_size, o.value_size);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     b.tpu = ticks_per_us();
     MPI_Bcast(&b.tpu, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 
@@ -367,13 +526,13 @@ int main(int argc, char **argv)
     bool first_json = true;
     if (rank == 0) {
         if (o.csv && (csv = fopen(o.csv, "w")))
-            fprintf(csv, "protocol,phase,distribution,ranks,ops,ops_per_s,p50_us,p99_us,"
+            fprintf(csv, "protocol,phase,distribution,ranks,batch,ops,ops_per_s,p50_us,p99_us,"
                          "mean_us,misses,checksum_mismatches,corrupt_reads\n");
         if (o.json && (json = fopen(o.json, "w")))
             fprintf(json, "[");
-        printf("%-9s %-8s %-8s %5s %10s %12s %9s %9s %9s %8s %9s %8s\n", "protocol", "phase",
-               "dist", "ranks", "ops", "ops/s", "p50_us", "p99_us", "mean_us", "misses",
-               "cs_retry", "corrupt");
+        printf("%-9s %-8s %-8s %5s %5s %10s %12s %9s %9s %9s %8s %9s %8s\n", "protocol",
+               "phase", "dist", "ranks", "batch", "ops", "ops/s", "p50_us", "p99_us", "mean_us",
+               "misses", "cs_retry", "corrupt");
     }
 
     static const mpidht_protocol_t protocols[] = {
@@ -389,6 +548,7 @@ int main(int argc, char **argv)
         params.value_size = o.value_size;
         params.memory_per_process = o.memory;
         params.protocol = protocols[p];
+        params.window = o.window;
         mpidht_t *t = NULL;
         mpidht_status_t st = mpidht_create(MPI_COMM_WORLD, &params, &t);
         if (st != MPIDHT_OK) {
@@ -399,11 +559,16 @@ int main(int argc, char **argv)
         for (int ph = 0; ph < 3; ++ph) {
             if (!listed(o.phases, dht_phases[ph]))
                 continue;
-            result_t r = {.protocol = name};
-            /* every phase replays the write phase's key draws */
-            run_dht_phase(&b, t, dht_phases[ph], 1, &r);
-            if (rank == 0)
-                report(&r, &o, size, csv, json, &first_json);
+            /* the read phase runs once per --batch size; write and mixed once */
+            size_t passes = ph == 1 ? o.batch_count : 1;
+            for (size_t k = 0; k < passes; ++k) {
+                unsigned long batch = ph == 0 ? o.write_batch : ph == 1 ? o.batches[k] : 1;
+                result_t r = {.protocol = name};
+                /* every phase replays the write phase's key draws */
+                run_dht_phase(&b, t, dht_phases[ph], batch, 1, &r);
+                if (rank == 0)
+                    report(&r, &o, size, csv, json, &first_json);
+            }
         }
         mpidht_free(&t);
     }
@@ -424,8 +589,9 @@ int main(int argc, char **argv)
     }
     if (csv)
         fclose(csv);
-    free(b.key);
-    free(b.value);
+    free(b.keys);
+    free(b.values);
+    free(b.found);
     free(b.samples);
     MPI_Finalize();
     return 0;

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Smoke run of mpidht_bench's batched phases: one tiny run at 2 ranks with
+# the write phase in batches of 8 and the read phase single, in batches of
+# 8 and in one batch larger than a rank's keys, for every protocol; then
+# bad --batch, --write-batch and --window values, each of which must be rejected
+# with a non-zero exit and a message naming the option. No timing checks.
+#
+# usage: test_bench_batch.sh BENCH MPIEXEC [MPIEXEC_FLAGS...]
+set -euo pipefail
+bench=$1 mpiexec=$2
+shift 2
+flags=("$@")
+dir=$(mktemp -d "${TMPDIR:-/tmp}/mpidht-batch.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+
+out=$("$mpiexec" "${flags[@]}" -n 2 "$bench" --phases write,read,mixed --batch 1,8,64 \
+        --write-batch 8 --ops 50 --memory 1048576 --range 5000 --json "$dir/rows.json")
+echo "$out"
+# columns: protocol phase dist ranks batch ops ops/s p50 p99 mean misses ...
+for protocol in coarse fine lockfree; do
+  rows=$(awk -v p="$protocol" '$1 == p && $3 == "uniform" && $4 == 2 && $6 == 100 {
+           print $2 "/" $5 }' <<< "$out" | paste -sd' ')
+  if [[ $rows != "write/8 read/1 read/8 read/64 mixed/1" ]]; then
+    echo "FAIL: $protocol rows were '$rows'" >&2
+    exit 1
+  fi
+done
+# Coarse and fine writes are exact, so every read finds its key whatever
+# the batch size (lock-free writes are last-writer-wins: not checked).
+if awk '($1 == "coarse" || $1 == "fine") && $2 == "read" && $11 != 0 { bad = 1 }
+        END { exit !bad }' <<< "$out"; then
+  echo "FAIL: batched reads missed keys that were written" >&2
+  exit 1
+fi
+grep -q '"phase": "read", "distribution": "uniform", "ranks": 2, "window": "auto", "batch": 64' \
+  "$dir/rows.json"
+
+reject() {
+  local option=$1 value=$2 err
+  if "$mpiexec" "${flags[@]}" -n 1 "$bench" "$option" "$value" > /dev/null 2> "$dir/err"; then
+    echo "FAIL: $option '$value' was accepted" >&2
+    exit 1
+  fi
+  err=$(cat "$dir/err")
+  if ! grep -qF -- "mpidht_bench: $option '$value': expected" <<< "$err"; then
+    echo "FAIL: $option '$value': no clear message in: $err" >&2
+    exit 1
+  fi
+}
+# (a few: Open MPI takes about 2 s to wind down a job that exits 1)
+for value in 0 abc 1,,8; do
+  reject --batch "$value"
+done
+reject --write-batch 0
+reject --window remote
+echo "batch benchmark smoke: one run, 5 bad values rejected"
