@@ -147,6 +147,17 @@ mpidht_status_t mpidht_batch_flush_every(mpidht_t *t, const mpidht_batch_item_t 
     return flush_targets(t, collect_targets(t, items, n, false));
 }
 
+mpidht_status_t mpidht_batch_get_buckets(mpidht_t *t, mpidht_batch_item_t *items,
+                                         size_t n, unsigned first, unsigned count)
+{
+    mpidht_status_t st = MPIDHT_OK;
+    for (size_t i = 0; st == MPIDHT_OK && i < n; ++i)
+        if (items[i].active)
+            st = mpidht_rma_get_slots(t, items[i].slots, &items[i].addr, first, count,
+                                      t->data_offset, t->data_size);
+    return st == MPIDHT_OK ? mpidht_batch_flush(t, items, n) : st;
+}
+
 mpidht_status_t mpidht_batch_probe_keys(mpidht_t *t, mpidht_batch_item_t *items,
                                         size_t n)
 {

@@ -70,6 +70,11 @@ mpidht_status_t mpidht_batch_flush(mpidht_t *t, const mpidht_batch_item_t *items
 mpidht_status_t mpidht_batch_flush_every(mpidht_t *t, const mpidht_batch_item_t *items,
                                          size_t n);
 
+/* Gets everything a write puts (checksum, meta byte, key, value) of
+ * candidates [first, first + count) and completes. */
+mpidht_status_t mpidht_batch_get_buckets(mpidht_t *t, mpidht_batch_item_t *items,
+                                         size_t n, unsigned first, unsigned count);
+
 /* Gets meta byte and key of every candidate and completes. */
 mpidht_status_t mpidht_batch_probe_keys(mpidht_t *t, mpidht_batch_item_t *items,
                                         size_t n);

@@ -65,19 +65,44 @@ static mpidht_status_t read_chunk(mpidht_t *t, size_t first, size_t n,
     return st;
 }
 
+/* The buffers of one batched call, as the chunk functions see them. */
+typedef struct {
+    const unsigned char *keys;
+    unsigned char *values_out;      /* read */
+    unsigned char *found;           /* read */
+    const unsigned char *values_in; /* write */
+    mpidht_write_outcome_t *outcomes; /* write, may be NULL */
+} batch_call_t;
+
+typedef mpidht_status_t (*chunk_fn)(mpidht_t *t, size_t first, size_t len,
+                                    const batch_call_t *call);
+
+/* Runs fn on consecutive chunks of rows [0, n), each at most one chunk of
+ * the work space. */
+static mpidht_status_t by_chunks(mpidht_t *t, size_t n, chunk_fn fn,
+                                 const batch_call_t *call)
+{
+    mpidht_status_t st = n > 0 ? mpidht_batch_prepare(t) : MPIDHT_OK;
+    for (size_t first = 0; st == MPIDHT_OK && first < n;) {
+        size_t len = n - first < t->batch->capacity ? n - first : t->batch->capacity;
+        st = fn(t, first, len, call);
+        first += len;
+    }
+    return st;
+}
+
+static mpidht_status_t read_rows(mpidht_t *t, size_t first, size_t len,
+                                 const batch_call_t *call)
+{
+    return read_chunk(t, first, len, call->keys, call->values_out, call->found);
+}
+
 mpidht_status_t mpidht_read_batch(mpidht_t *table, size_t n, const void *keys,
                                   void *values, unsigned char *found)
 {
     mpidht_status_t st = check_batch(table, n, keys, values, found);
-    if (st == MPIDHT_OK && n > 0)
-        st = mpidht_batch_prepare(table);
-    for (size_t first = 0; st == MPIDHT_OK && first < n;) {
-        size_t len = n - first < table->batch->capacity ? n - first
-                                                        : table->batch->capacity;
-        st = read_chunk(table, first, len, keys, values, found);
-        first += len;
-    }
-    return st;
+    batch_call_t call = {.keys = keys, .values_out = values, .found = found};
+    return st == MPIDHT_OK ? by_chunks(table, n, read_rows, &call) : st;
 }
 
 static void count_write(mpidht_t *t, mpidht_write_outcome_t outcome)
@@ -121,18 +146,17 @@ static mpidht_status_t write_chunk(mpidht_t *t, size_t first, size_t n,
     return MPIDHT_OK;
 }
 
+static mpidht_status_t write_rows(mpidht_t *t, size_t first, size_t len,
+                                  const batch_call_t *call)
+{
+    return write_chunk(t, first, len, call->keys, call->values_in, call->outcomes);
+}
+
 mpidht_status_t mpidht_write_batch(mpidht_t *table, size_t n, const void *keys,
                                    const void *values,
                                    mpidht_write_outcome_t *outcomes)
 {
     mpidht_status_t st = check_batch(table, n, keys, values, values);
-    if (st == MPIDHT_OK && n > 0)
-        st = mpidht_batch_prepare(table);
-    for (size_t first = 0; st == MPIDHT_OK && first < n;) {
-        size_t len = n - first < table->batch->capacity ? n - first
-                                                        : table->batch->capacity;
-        st = write_chunk(table, first, len, keys, values, outcomes);
-        first += len;
-    }
-    return st;
+    batch_call_t call = {.keys = keys, .values_in = values, .outcomes = outcomes};
+    return st == MPIDHT_OK ? by_chunks(table, n, write_rows, &call) : st;
 }

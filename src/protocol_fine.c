@@ -491,19 +491,15 @@ static mpidht_status_t read_locked_batch(mpidht_t *t, mpidht_batch_item_t *items
         bool blocked = false;
         for (unsigned c = first; c < first + count; ++c)
             blocked = blocked || items[i].old[c] >= MPIDHT_FINE_EXCLUSIVE;
-        if (blocked) {
+        if (blocked) { /* completed by fine_read_batch's last flush */
             st = issue_unlock_shared(t, &items[i].addr, first, count);
-            items[i].fallback = true;
-            t->stats.lock_retries++;
-        } else {
-            st = mpidht_rma_get_slots(t, items[i].slots, &items[i].addr, first, count,
-                                      t->data_offset, t->data_size);
+            defer(t, &items[i]);
         }
     }
     if (st == MPIDHT_OK)
-        st = mpidht_batch_flush(t, items, n);
+        st = mpidht_batch_get_buckets(t, items, n, first, count);
     for (size_t i = 0; st == MPIDHT_OK && i < n; ++i) {
-        if (!items[i].active || items[i].fallback)
+        if (!items[i].active)
             continue;
         st = issue_unlock_shared(t, &items[i].addr, first, count);
         items[i].found = mpidht_find_key(t, items[i].slots, first, count, items[i].key);

@@ -86,13 +86,7 @@ static mpidht_status_t lockfree_write(mpidht_t *t, const mpidht_address_t *addr,
 static mpidht_status_t lockfree_probe_batch(mpidht_t *t, mpidht_batch_item_t *items,
                                             size_t n, unsigned first, unsigned count)
 {
-    mpidht_status_t st = MPIDHT_OK;
-    for (size_t i = 0; st == MPIDHT_OK && i < n; ++i)
-        if (items[i].active)
-            st = mpidht_rma_get_slots(t, items[i].slots, &items[i].addr, first, count,
-                                      t->data_offset, t->data_size);
-    if (st == MPIDHT_OK)
-        st = mpidht_batch_flush(t, items, n);
+    mpidht_status_t st = mpidht_batch_get_buckets(t, items, n, first, count);
     for (size_t i = 0; st == MPIDHT_OK && i < n; ++i) {
         int found = items[i].active ? mpidht_find_key(t, items[i].slots, first, count,
                                                       items[i].key)

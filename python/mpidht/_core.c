@@ -242,100 +242,97 @@ static PyObject *Table_remove(TableObject *self, PyObject *key_obj)
     return raise_status(st);
 }
 
-/* read_batch(n, keys, values, found): keys n*key_size bytes; values
- * n*value_size and found n bytes, both writable. */
-static PyObject *Table_read_batch(TableObject *self, PyObject *args)
+/* The arguments of a batched call: (n, keys, values, flags), as buffers
+ * of n*key_size, n*value_size and n bytes; flags is always writable,
+ * values only for a read. */
+typedef struct {
+    size_t n;
+    Py_buffer keys, values, flags;
+} batch_args_t;
+
+/* Parses and checks args into *b; 0, or -1 with an exception (and nothing
+ * held). */
+static int get_batch_args(TableObject *self, PyObject *args, int values_writable,
+                          const char *flags_name, batch_args_t *b)
 {
     Py_ssize_t n;
-    PyObject *keys_obj, *values_obj, *found_obj;
-    if (!PyArg_ParseTuple(args, "nOOO", &n, &keys_obj, &values_obj, &found_obj))
-        return NULL;
+    PyObject *keys_obj, *values_obj, *flags_obj;
+    if (!PyArg_ParseTuple(args, "nOOO", &n, &keys_obj, &values_obj, &flags_obj))
+        return -1;
     if (n < 0) {
         PyErr_SetString(PyExc_ValueError, "the batch size must not be negative");
-        return NULL;
+        return -1;
     }
     if (!usable(self))
-        return NULL;
-    if ((size_t)n > SIZE_MAX / self->key_size || (size_t)n > SIZE_MAX / self->value_size)
-        return raise_status(MPIDHT_ERR_BATCH_SIZE);
-    Py_buffer keys, values, found;
-    if (get_exact(keys_obj, &keys, (size_t)n * self->key_size, "keys", 0) != 0)
-        return NULL;
-    if (get_exact(values_obj, &values, (size_t)n * self->value_size, "values", 1) != 0) {
-        PyBuffer_Release(&keys);
-        return NULL;
+        return -1;
+    b->n = (size_t)n;
+    if (b->n > SIZE_MAX / self->key_size || b->n > SIZE_MAX / self->value_size ||
+        b->n > SIZE_MAX / sizeof(mpidht_write_outcome_t)) {
+        raise_status(MPIDHT_ERR_BATCH_SIZE);
+        return -1;
     }
-    if (get_exact(found_obj, &found, (size_t)n, "found", 1) != 0) {
-        PyBuffer_Release(&keys);
-        PyBuffer_Release(&values);
-        return NULL;
+    if (get_exact(keys_obj, &b->keys, b->n * self->key_size, "keys", 0) != 0)
+        return -1;
+    if (get_exact(values_obj, &b->values, b->n * self->value_size, "values",
+                  values_writable) != 0) {
+        PyBuffer_Release(&b->keys);
+        return -1;
     }
-    mpidht_t *table = claim(self);
-    mpidht_status_t st = MPIDHT_ERR_INVALID_HANDLE;
-    if (table) {
-        Py_BEGIN_ALLOW_THREADS
-        st = mpidht_read_batch(table, (size_t)n, keys.buf, values.buf, found.buf);
-        Py_END_ALLOW_THREADS
-        release(self);
+    if (get_exact(flags_obj, &b->flags, b->n, flags_name, 1) != 0) {
+        PyBuffer_Release(&b->keys);
+        PyBuffer_Release(&b->values);
+        return -1;
     }
-    PyBuffer_Release(&keys);
-    PyBuffer_Release(&values);
-    PyBuffer_Release(&found);
-    if (!table)
+    return 0;
+}
+
+static void release_batch_args(batch_args_t *b)
+{
+    PyBuffer_Release(&b->keys);
+    PyBuffer_Release(&b->values);
+    PyBuffer_Release(&b->flags);
+}
+
+/* read_batch(n, keys, values, found): fills values and found. */
+static PyObject *Table_read_batch(TableObject *self, PyObject *args)
+{
+    batch_args_t b;
+    if (get_batch_args(self, args, 1, "found", &b) != 0)
         return NULL;
+    mpidht_t *table = claim(self); /* usable, and the GIL is still held */
+    mpidht_status_t st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mpidht_read_batch(table, b.n, b.keys.buf, b.values.buf, b.flags.buf);
+    Py_END_ALLOW_THREADS
+    release(self);
+    release_batch_args(&b);
     if (st != MPIDHT_OK)
         return raise_status(st);
     Py_RETURN_NONE;
 }
 
-/* write_batch(n, keys, values, outcomes): outcomes n writable bytes. */
+/* write_batch(n, keys, values, outcomes): fills outcomes, one byte each. */
 static PyObject *Table_write_batch(TableObject *self, PyObject *args)
 {
-    Py_ssize_t n;
-    PyObject *keys_obj, *values_obj, *outcomes_obj;
-    if (!PyArg_ParseTuple(args, "nOOO", &n, &keys_obj, &values_obj, &outcomes_obj))
+    batch_args_t b;
+    if (get_batch_args(self, args, 0, "outcomes", &b) != 0)
         return NULL;
-    if (n < 0) {
-        PyErr_SetString(PyExc_ValueError, "the batch size must not be negative");
-        return NULL;
-    }
-    if (!usable(self))
-        return NULL;
-    if ((size_t)n > SIZE_MAX / self->key_size || (size_t)n > SIZE_MAX / self->value_size ||
-        (size_t)n > SIZE_MAX / sizeof(mpidht_write_outcome_t))
-        return raise_status(MPIDHT_ERR_BATCH_SIZE);
-    Py_buffer keys, values, outcomes;
-    if (get_exact(keys_obj, &keys, (size_t)n * self->key_size, "keys", 0) != 0)
-        return NULL;
-    if (get_exact(values_obj, &values, (size_t)n * self->value_size, "values", 0) != 0) {
-        PyBuffer_Release(&keys);
-        return NULL;
-    }
-    if (get_exact(outcomes_obj, &outcomes, (size_t)n, "outcomes", 1) != 0) {
-        PyBuffer_Release(&keys);
-        PyBuffer_Release(&values);
-        return NULL;
-    }
-    mpidht_write_outcome_t *each = PyMem_RawMalloc(n > 0 ? (size_t)n * sizeof *each : 1);
-    mpidht_t *table = each ? claim(self) : NULL;
-    mpidht_status_t st = MPIDHT_ERR_NO_MEMORY;
-    if (table) {
-        Py_BEGIN_ALLOW_THREADS
-        st = mpidht_write_batch(table, (size_t)n, keys.buf, values.buf, each);
-        Py_END_ALLOW_THREADS
-        release(self);
-        unsigned char *out = outcomes.buf;
-        for (Py_ssize_t i = 0; st == MPIDHT_OK && i < n; ++i)
-            out[i] = (unsigned char)each[i];
-    }
-    PyMem_RawFree(each);
-    PyBuffer_Release(&keys);
-    PyBuffer_Release(&values);
-    PyBuffer_Release(&outcomes);
-    if (!table && !PyErr_Occurred())
+    mpidht_write_outcome_t *each = PyMem_RawMalloc(b.n > 0 ? b.n * sizeof *each : 1);
+    if (!each) {
+        release_batch_args(&b);
         return PyErr_NoMemory();
-    if (!table)
-        return NULL;
+    }
+    mpidht_t *table = claim(self);
+    mpidht_status_t st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mpidht_write_batch(table, b.n, b.keys.buf, b.values.buf, each);
+    Py_END_ALLOW_THREADS
+    release(self);
+    unsigned char *out = b.flags.buf;
+    for (size_t i = 0; st == MPIDHT_OK && i < b.n; ++i)
+        out[i] = (unsigned char)each[i];
+    PyMem_RawFree(each);
+    release_batch_args(&b);
     if (st != MPIDHT_OK)
         return raise_status(st);
     Py_RETURN_NONE;

@@ -1,6 +1,8 @@
 """Bad input raises a Python exception with a clear message, on every
 process, and never reaches MPI in a form that would crash or hang."""
 
+import threading
+
 import numpy as np
 import pytest
 from mpi4py import MPI
@@ -98,3 +100,35 @@ def test_status_list_matches_library() -> None:
     assert exported == {s.name: s.value for s in mpidht.Status}
     for s in mpidht.Status:
         assert mpidht.strerror(s) not in ("", "unknown status")
+
+
+def test_concurrent_use_from_two_threads_is_refused(table: mpidht.Table,
+                                                    comm: MPI.Intracomm) -> None:
+    """A table must not be used by two threads at once: while one thread
+    waits inside a call, any call from another raises instead of entering
+    the library. Rank 0 holds a collective open in a thread until it has
+    seen the refusal; rank 1 joins the collective only after being told so,
+    so no timing is involved."""
+    if comm.Get_size() < 2 or MPI.Query_thread() != MPI.THREAD_MULTIPLE:
+        pytest.skip("needs 2 processes and MPI_THREAD_MULTIPLE")
+    signal = comm.Dup()
+    if comm.Get_rank() == 0:
+        result: list[dict[str, int]] = []
+        worker = threading.Thread(target=lambda: result.append(table.global_stats()))
+        worker.start()
+        refused = None
+        while refused is None:
+            try:
+                table.read(bytes(16))
+            except RuntimeError as e:
+                refused = e
+        signal.send(True, dest=1)
+        worker.join()
+        assert "in use by another thread" in str(refused)
+        assert not isinstance(refused, mpidht.Error)
+        assert result and result[0]["reads"] >= 0
+    else:
+        if comm.Get_rank() == 1:
+            assert signal.recv(source=0) is True
+        table.global_stats()
+    signal.Free()
