@@ -38,7 +38,58 @@ typedef struct {
     size_t key_size;
     size_t value_size;
     int busy; /* a call is running with the GIL released */
+    /* The user's hash function, or NULL for the library's; the first
+     * exception it raised during a call, re-raised when the call returns. */
+    PyObject *hash;
+    PyObject *hash_error[3]; /* type, value, traceback */
 } TableObject;
+
+/* mpidht_hash_fn calling the Python hash function of the table in
+ * user_data; it may run with or without the GIL held. An exception (or a
+ * result that is not an int) is kept for the caller and counts as 0. */
+static uint64_t python_hash(const void *key, size_t key_size, void *user_data)
+{
+    TableObject *self = user_data;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    uint64_t hash = 0;
+    if (!self->hash_error[0]) {
+        PyObject *r = PyObject_CallFunction(self->hash, "y#", (const char *)key,
+                                            (Py_ssize_t)key_size);
+        if (r && PyLong_Check(r))
+            hash = (uint64_t)PyLong_AsUnsignedLongLongMask(r);
+        else if (r)
+            PyErr_Format(PyExc_TypeError, "the hash function must return an int, not %.100s",
+                         Py_TYPE(r)->tp_name);
+        Py_XDECREF(r);
+        if (PyErr_Occurred())
+            PyErr_Fetch(&self->hash_error[0], &self->hash_error[1], &self->hash_error[2]);
+    }
+    PyGILState_Release(gil);
+    return hash;
+}
+
+/* Re-raises what the hash function raised during the last call: -1 if it
+ * did, 0 if not. */
+static int take_hash_error(TableObject *self)
+{
+    if (!self->hash_error[0])
+        return 0;
+    PyErr_Restore(self->hash_error[0], self->hash_error[1], self->hash_error[2]);
+    self->hash_error[0] = self->hash_error[1] = self->hash_error[2] = NULL;
+    return -1;
+}
+
+/* The result of a call that returned st: NULL with an exception if the
+ * hash function raised or st is an error, else success (a new reference
+ * to Py_None). */
+static PyObject *finish(TableObject *self, mpidht_status_t st)
+{
+    if (take_hash_error(self) != 0)
+        return NULL;
+    if (st != MPIDHT_OK && st != MPIDHT_NOT_FOUND)
+        return raise_status(st);
+    Py_RETURN_NONE;
+}
 
 /* The table, or NULL with an exception if it is closed or in use. */
 static mpidht_t *usable(TableObject *self)
@@ -90,15 +141,19 @@ static MPI_Comm comm_from_handle(PyObject *handle, int *ok)
 static int Table_init(TableObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"comm_handle", "key_size", "value_size", "memory_per_process",
-                            "protocol", "window", "candidates", NULL};
-    PyObject *comm_obj;
+                            "protocol", "window", "candidates", "hash", NULL};
+    PyObject *comm_obj, *hash = Py_None;
     Py_ssize_t key_size, value_size, memory;
     int protocol, window;
     unsigned int candidates;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OnnniiI", names, &comm_obj,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OnnniiI|O", names, &comm_obj,
                                      &key_size, &value_size, &memory, &protocol,
-                                     &window, &candidates))
+                                     &window, &candidates, &hash))
         return -1;
+    if (hash != Py_None && !PyCallable_Check(hash)) {
+        PyErr_SetString(PyExc_TypeError, "hash must be callable or None");
+        return -1;
+    }
     if (self->table) {
         PyErr_SetString(PyExc_RuntimeError, "the table is already created");
         return -1;
@@ -119,16 +174,25 @@ static int Table_init(TableObject *self, PyObject *args, PyObject *kwargs)
     params.protocol = (mpidht_protocol_t)protocol;
     params.window = (mpidht_window_kind_t)window;
     params.candidates = candidates;
+    if (hash != Py_None) {
+        Py_INCREF(hash);
+        Py_XSETREF(self->hash, hash);
+        params.hash = python_hash;
+        params.hash_user_data = self;
+    }
     mpidht_status_t st;
     mpidht_t *table = NULL;
     Py_BEGIN_ALLOW_THREADS
     st = mpidht_create(comm, &params, &table);
     Py_END_ALLOW_THREADS
-    if (st != MPIDHT_OK) {
-        raise_status(st);
-        return -1;
-    }
+    /* A hash that raised here was checked on every process beforehand
+     * (table.py), so it is erratic: the table, if any, stays usable but
+     * unreachable, and the exception is raised. */
     self->table = table;
+    PyObject *result = finish(self, st);
+    if (!result)
+        return -1;
+    Py_DECREF(result);
     self->key_size = (size_t)key_size;
     self->value_size = (size_t)value_size;
     return 0;
@@ -136,6 +200,9 @@ static int Table_init(TableObject *self, PyObject *args, PyObject *kwargs)
 
 static void Table_dealloc(TableObject *self)
 {
+    Py_CLEAR(self->hash);
+    for (int i = 0; i < 3; ++i)
+        Py_CLEAR(self->hash_error[i]);
     if (self->table)
         PyErr_WarnEx(PyExc_ResourceWarning,
                      "mpidht table garbage-collected while open; its memory is "
@@ -197,12 +264,13 @@ static PyObject *Table_read(TableObject *self, PyObject *key_obj)
     PyBuffer_Release(&key);
     if (!value)
         return NULL;
-    if (st == MPIDHT_OK)
+    PyObject *done = finish(self, st);
+    if (done && st == MPIDHT_OK) {
+        Py_DECREF(done);
         return value;
+    }
     Py_DECREF(value);
-    if (st == MPIDHT_NOT_FOUND)
-        Py_RETURN_NONE;
-    return raise_status(st);
+    return done; /* None on a miss, NULL on an error */
 }
 
 static PyObject *Table_write(TableObject *self, PyObject *args)
@@ -221,8 +289,10 @@ static PyObject *Table_write(TableObject *self, PyObject *args)
     mpidht_status_t st = mpidht_write(self->table, key.buf, value.buf, &outcome);
     PyBuffer_Release(&key);
     PyBuffer_Release(&value);
-    if (st != MPIDHT_OK)
-        return raise_status(st);
+    PyObject *done = finish(self, st);
+    if (!done)
+        return NULL;
+    Py_DECREF(done);
     return PyLong_FromLong((long)outcome);
 }
 
@@ -235,11 +305,11 @@ static PyObject *Table_remove(TableObject *self, PyObject *key_obj)
         return NULL;
     mpidht_status_t st = mpidht_remove(self->table, key.buf);
     PyBuffer_Release(&key);
-    if (st == MPIDHT_OK)
-        Py_RETURN_TRUE;
-    if (st == MPIDHT_NOT_FOUND)
-        Py_RETURN_FALSE;
-    return raise_status(st);
+    PyObject *done = finish(self, st);
+    if (!done)
+        return NULL;
+    Py_DECREF(done);
+    return PyBool_FromLong(st == MPIDHT_OK);
 }
 
 /* The arguments of a batched call: (n, keys, values, flags), as buffers
@@ -306,9 +376,7 @@ static PyObject *Table_read_batch(TableObject *self, PyObject *args)
     Py_END_ALLOW_THREADS
     release(self);
     release_batch_args(&b);
-    if (st != MPIDHT_OK)
-        return raise_status(st);
-    Py_RETURN_NONE;
+    return finish(self, st);
 }
 
 /* write_batch(n, keys, values, outcomes): fills outcomes, one byte each. */
@@ -333,9 +401,7 @@ static PyObject *Table_write_batch(TableObject *self, PyObject *args)
         out[i] = (unsigned char)each[i];
     PyMem_RawFree(each);
     release_batch_args(&b);
-    if (st != MPIDHT_OK)
-        return raise_status(st);
-    Py_RETURN_NONE;
+    return finish(self, st);
 }
 
 static PyObject *stats_dict(const mpidht_stats_t *stats)

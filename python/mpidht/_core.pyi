@@ -1,6 +1,6 @@
 """Type stub of the C extension (python/mpidht/_core.c)."""
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 STATS_COUNT: int
 
@@ -10,7 +10,7 @@ class Table:
     closed: bool
     def __init__(self, comm_handle: int, key_size: int, value_size: int,
                  memory_per_process: int, protocol: int, window: int,
-                 candidates: int) -> None: ...
+                 candidates: int, hash: Optional[Callable[[bytes], int]] = ...) -> None: ...
     def close(self) -> None: ...
     def read(self, key: Any) -> Optional[bytes]: ...
     def write(self, key: Any, value: Any) -> int: ...

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import enum
 from types import TracebackType
-from typing import Any, Iterator, Optional, Type, Union
+from typing import Any, Callable, Iterator, Optional, Type, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -135,6 +135,28 @@ def _rows(array: object, row_size: int, what: str) -> tuple[int, npt.NDArray[Any
     return n, np.ascontiguousarray(a)
 
 
+def _check_hash(comm: MPI.Comm, hash: Callable[[bytes], int], key_size: int) -> None:
+    """Calls hash once on every process and agrees on the verdict before
+    the collective create, so that a bad hash on one process cannot leave
+    the others waiting in it."""
+    problem: Optional[BaseException] = None
+    if not callable(hash):
+        problem = TypeError(f"hash must be callable, got {type(hash).__name__}")
+    else:
+        try:
+            value = hash(bytes(max(key_size, 1)))
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                problem = TypeError(
+                    f"the hash function must return an int, not {type(value).__name__}")
+        except Exception as e:  # reported to every process below
+            problem = e
+    anywhere = comm.allreduce(problem is not None, op=MPI.LOR)
+    if problem is not None:
+        raise problem
+    if anywhere:
+        raise Error(_core.strerror(int(Status.ERR_PEER)), int(Status.ERR_PEER))
+
+
 def _comm_handle(comm: MPI.Comm) -> int:
     handle = getattr(comm, "handle", None)  # mpi4py >= 4
     return int(handle if handle is not None else MPI._handleof(comm))
@@ -169,10 +191,14 @@ class Table:
         window: ``"auto"`` (default), ``"shared"``, ``"allocate"`` or
             ``"create"``.
         candidates: buckets probed per key, 1 .. 16; 0 for the default (6).
+        hash: a function of a key (bytes) returning an int, of which the low
+            64 bits place the key; it must give the same result for the same
+            bytes on every process. None (default) uses XXH3-64 in C, which
+            is much faster than any Python function.
 
-    Sizes, protocol, window and candidates must be equal on every process.
-    The default hash (XXH3-64) is used; a custom hash function is a C-only
-    option.
+    Sizes, protocol, window, candidates and hash must be equal on every
+    process. A hash that raises makes the call that used it raise the same
+    exception; what that call did to the table is then unspecified.
 
     Raises:
         Error: the library refused (its message says why) or failed; on every
@@ -183,7 +209,8 @@ class Table:
 
     def __init__(self, comm: MPI.Comm, key_size: int, value_size: int,
                  memory_per_process: int, *, protocol: ProtocolLike = "lockfree",
-                 window: WindowLike = "auto", candidates: int = 0) -> None:
+                 window: WindowLike = "auto", candidates: int = 0,
+                 hash: Optional[Callable[[bytes], int]] = None) -> None:
         if not isinstance(comm, MPI.Comm):
             raise TypeError(f"comm must be an mpi4py communicator, got {type(comm).__name__}")
         self._key_size = _check_size(key_size, "key_size")
@@ -192,10 +219,12 @@ class Table:
         proto = _to_enum(Protocol, protocol, "protocol")
         win = _to_enum(Window, window, "window")
         cand = _check_size(candidates, "candidates")
+        if hash is not None:
+            _check_hash(comm, hash, self._key_size)
         try:
             with _library_errors():
                 self._table = _core.Table(_comm_handle(comm), self._key_size, self._value_size,
-                                          memory, proto, win, cand)
+                                          memory, proto, win, cand, hash)
         except OverflowError as e:
             raise ValueError(f"a size is too large: {e}") from None
 

@@ -94,3 +94,78 @@ def test_dropped_open_table_warns(comm: MPI.Intracomm) -> None:
     with pytest.warns(ResourceWarning, match="close"):
         del t
         gc.collect()
+
+
+def low_bytes(key: bytes) -> int:
+    """A user hash: the key's first 8 bytes as an integer, mixed."""
+    return (int.from_bytes(key[:8], "little") * 0x9E3779B97F4A7C15) & (2**64 - 1)
+
+
+def test_custom_hash(comm: MPI.Intracomm, protocol: str) -> None:
+    rank = comm.Get_rank()
+    with mpidht.Table(comm, 16, 32, 1 << 16, protocol=protocol, hash=low_bytes) as t:
+        ids = np.arange(50) + 1000 * rank
+        keys, values = keys_for(ids), values_for(ids, rank)
+        for mine in take_turns(comm, protocol):
+            if mine:
+                t.write_many(keys, values)
+        got, found = t.read_many(keys)
+        assert found.all() and np.array_equal(got, values)
+        assert t.read(keys[3]) == values[3].tobytes()
+        comm.Barrier()
+
+
+def test_constant_hash_still_correct(comm: MPI.Intracomm) -> None:
+    """Every key on the same six candidates: at most six stay, none wrong."""
+    with mpidht.Table(comm, 16, 32, 1 << 16, protocol="fine", hash=lambda k: 42) as t:
+        ids = np.arange(20) + 100 * comm.Get_rank()
+        t.write_many(keys_for(ids), values_for(ids, comm.Get_rank()))
+        comm.Barrier()
+        got, found = t.read_many(keys_for(ids))
+        assert np.array_equal(got[found], values_for(ids, comm.Get_rank())[found])
+        assert comm.allreduce(int(found.sum())) <= 6
+
+
+def test_hash_errors(comm: MPI.Intracomm) -> None:
+    rank = comm.Get_rank()
+
+    def fails_on_rank_0(key: bytes) -> int:
+        if rank == 0:
+            raise ZeroDivisionError("bad hash")
+        return 1
+
+    with pytest.raises((ZeroDivisionError, mpidht.Error)) as e:
+        mpidht.Table(comm, 16, 32, 4096, hash=fails_on_rank_0)
+    if rank == 0:
+        assert e.type is ZeroDivisionError
+    else:
+        assert isinstance(e.value, mpidht.Error)
+        assert e.value.status == mpidht.Status.ERR_PEER
+    with pytest.raises(TypeError, match="must return an int, not str"):
+        mpidht.Table(comm, 16, 32, 4096, hash=lambda k: "7")  # type: ignore[arg-type,return-value]
+    with pytest.raises(TypeError, match="callable"):
+        mpidht.Table(comm, 16, 32, 4096, hash=7)  # type: ignore[arg-type]
+    if comm.Get_size() > 1:
+        with pytest.raises(mpidht.Error) as e2:
+            mpidht.Table(comm, 16, 32, 4096, hash=lambda k: rank)
+        assert e2.value.status == mpidht.Status.ERR_MISMATCHED_PARAMS
+
+
+def test_hash_raising_during_a_call(comm: MPI.Intracomm) -> None:
+    def picky(key: bytes) -> int:
+        if key[0] == 0xFF:
+            raise KeyError("no keys starting with 0xff")
+        return low_bytes(key)
+
+    with mpidht.Table(comm, 16, 32, 1 << 16, hash=picky) as t:
+        with pytest.raises(KeyError, match="0xff"):
+            t.read(b"\xff" * 16)
+        bad = np.full((3, 16), 0xFF, dtype=np.uint8)
+        with pytest.raises(KeyError):
+            t.write_many(bad, np.zeros((3, 32), np.uint8))
+        with pytest.raises(KeyError):
+            t.read_many(bad)
+        good = np.uint64(7 + comm.Get_rank()).tobytes() * 2
+        t.write(good, bytes(32))  # still usable
+        assert t.read(good) == bytes(32)
+        comm.Barrier()
