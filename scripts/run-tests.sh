@@ -62,9 +62,10 @@ run_python_suite() {
 
 run_suite openmpi openmpi -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPIDHT_BUILD_TESTS=ON
 # MPICH's one-sided operations wait for the target process to run, which
-# oversubscribed ranks rarely do: the hot-key tests use fewer operations.
+# oversubscribed ranks rarely do: the hot-key and batch tests use fewer
+# operations.
 run_suite mpich mpich -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPIDHT_BUILD_TESTS=ON \
-  -DMPIDHT_TEST_CONCURRENCY_OPS=1500
+  -DMPIDHT_TEST_CONCURRENCY_OPS=1500 -DMPIDHT_TEST_BATCH_WRITES=150
 run_suite sanitizers openmpi -DCMAKE_BUILD_TYPE=Debug -DMPIDHT_BUILD_TESTS=ON \
   -DMPIDHT_SANITIZE=address,undefined
 

@@ -8,18 +8,19 @@
  * times within one read batch — must read the same from both tables,
  * batched and single.
  *
- * usage: test_batch coarse|fine|lockfree
+ * usage: test_batch coarse|fine|lockfree [WRITES]
+ * WRITES: writes per rank (default 600, at least 60); the key space, the
+ * table and the reads scale with it.
  */
 #include "test_util.h"
 
-enum {
-    KEY_SIZE = 24,
-    VALUE_SIZE = 40,
-    KEY_SPACE = 300,   /* ids written come from [0, KEY_SPACE) */
-    READ_SPACE = 400,  /* ids read: a quarter never written */
-    WRITES = 600,      /* per rank */
-    READ_ROWS = 2 * READ_SPACE
-};
+enum { KEY_SIZE = 24, VALUE_SIZE = 40, DEFAULT_WRITES = 600 };
+
+/* Sizes of one run, all derived from the writes per rank. */
+static size_t WRITES;     /* per rank */
+static size_t KEY_SPACE;  /* ids written come from [0, KEY_SPACE) */
+static size_t READ_SPACE; /* ids read: a quarter never written */
+static size_t READ_ROWS;  /* every id read twice */
 
 static uint64_t next_random(uint64_t *state)
 {
@@ -56,7 +57,9 @@ static void make_writes(unsigned char *keys, unsigned char *values, int rank)
 static void write_both(mpidht_t *single, mpidht_t *batched, const unsigned char *keys,
                        const unsigned char *values)
 {
-    mpidht_write_outcome_t one[WRITES], many[WRITES];
+    mpidht_write_outcome_t *one = calloc(WRITES, sizeof *one);
+    mpidht_write_outcome_t *many = calloc(WRITES, sizeof *many);
+    CHECK(one && many);
     for (size_t i = 0; i < WRITES; ++i)
         CHECK_OK(mpidht_write(single, keys + i * KEY_SIZE, values + i * VALUE_SIZE,
                               &one[i]));
@@ -76,6 +79,8 @@ static void write_both(mpidht_t *single, mpidht_t *batched, const unsigned char 
     }
     TEST_CONTEXT("checking the write mix");
     CHECK(evicted > 0 && updated > 0); /* the test covers both */
+    free(one);
+    free(many);
 }
 
 /* The id read in row i: every id twice, the second time in reverse. */
@@ -89,7 +94,8 @@ static uint64_t read_id(size_t i)
 static void read_all(mpidht_t *table, bool batched, unsigned char *values,
                      unsigned char *found)
 {
-    unsigned char keys[READ_ROWS * KEY_SIZE];
+    unsigned char *keys = malloc(READ_ROWS * KEY_SIZE);
+    CHECK(keys);
     for (size_t i = 0; i < READ_ROWS; ++i)
         test_fill(keys + i * KEY_SIZE, KEY_SIZE, read_id(i), 5);
     memset(values, 0, (size_t)READ_ROWS * VALUE_SIZE);
@@ -100,6 +106,7 @@ static void read_all(mpidht_t *table, bool batched, unsigned char *values,
             CHECK(st == MPIDHT_OK || st == MPIDHT_NOT_FOUND);
             found[i] = st == MPIDHT_OK;
         }
+        free(keys);
         return;
     }
     for (size_t i = 0, b = 0; i < READ_ROWS; ++b) {
@@ -109,22 +116,29 @@ static void read_all(mpidht_t *table, bool batched, unsigned char *values,
                                    values + i * VALUE_SIZE, found + i));
         i += n;
     }
+    free(keys);
 }
 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    CHECK(argc == 2);
+    CHECK(argc == 2 || argc == 3);
     mpidht_protocol_t protocol = parse_protocol(argv[1]);
+    WRITES = argc == 3 ? strtoul(argv[2], NULL, 10) : DEFAULT_WRITES;
+    CHECK(WRITES >= 60);
+    KEY_SPACE = WRITES / 2;
+    READ_SPACE = KEY_SPACE + KEY_SPACE / 3;
+    READ_ROWS = 2 * READ_SPACE;
     int rank = test_rank(), size = test_size();
     mpidht_params_t params = test_params(protocol, KEY_SIZE, VALUE_SIZE, 0);
-    /* About 160 buckets in all: fewer than the keys written. */
-    params.memory_per_process = 160 * 80 / (size_t)size;
+    /* Fewer buckets than keys written (160 for the default 600 writes). */
+    params.memory_per_process = WRITES * 80 * 160 / 600 / (size_t)size;
     mpidht_t *single = NULL, *batched = NULL;
     CHECK_OK(mpidht_create(MPI_COMM_WORLD, &params, &single));
     CHECK_OK(mpidht_create(MPI_COMM_WORLD, &params, &batched));
 
-    static unsigned char keys[WRITES * KEY_SIZE], values[WRITES * VALUE_SIZE];
+    unsigned char *keys = malloc(WRITES * KEY_SIZE), *values = malloc(WRITES * VALUE_SIZE);
+    CHECK(keys && values);
     make_writes(keys, values, rank);
     /* One rank at a time: the two tables must see the same order. */
     for (int turn = 0; turn < size; ++turn) {
@@ -133,8 +147,12 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
     }
 
-    static unsigned char got[4][READ_ROWS * VALUE_SIZE];
-    unsigned char found[4][READ_ROWS];
+    unsigned char *got[4], *found[4];
+    for (int v = 0; v < 4; ++v) {
+        got[v] = malloc(READ_ROWS * VALUE_SIZE);
+        found[v] = malloc(READ_ROWS);
+        CHECK(got[v] && found[v]);
+    }
     read_all(single, false, got[0], found[0]);
     read_all(single, true, got[1], found[1]);
     read_all(batched, false, got[2], found[2]);
@@ -160,6 +178,12 @@ int main(int argc, char **argv)
     CHECK(stats.hits == 2 * hits && stats.misses == 2 * (READ_ROWS - hits));
 
     MPI_Barrier(MPI_COMM_WORLD);
+    for (int v = 0; v < 4; ++v) {
+        free(got[v]);
+        free(found[v]);
+    }
+    free(keys);
+    free(values);
     CHECK_OK(mpidht_free(&single));
     CHECK_OK(mpidht_free(&batched));
     MPI_Finalize();
