@@ -8,8 +8,8 @@ jobs=$(nproc)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
-# python_env DIR MPI: a virtual environment at DIR with NumPy, pytest and
-# mpi4py for that MPI (Open MPI: the PyPI wheel, which loads the system's
+# python_env DIR MPI: a virtual environment at DIR with NumPy, pytest, the
+# simulator's PHREEQC, SciPy and tqdm, and mpi4py for that MPI (Open MPI: the PyPI wheel, which loads the system's
 # libmpi; MPICH: built from source with mpicc.mpich, since Debian ships no
 # libmpi.so.12 for the wheel to load), then mpidht itself, built by
 # `pip install` from this checkout with the same compiler wrapper.
@@ -17,12 +17,14 @@ python_env() {
   local venv=$1 mpi=$2
   local pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check)
   [[ -x $venv/bin/python ]] || python3 -m venv "$venv" || return 1
-  if ! "$venv/bin/python" -c "import mpi4py, numpy, pytest, setuptools.command.bdist_wheel" 2> /dev/null; then
+  local deps=(numpy pytest "setuptools>=70.1" phreeqc scipy tqdm)
+  if ! "$venv/bin/python" -c "import mpi4py, numpy, pytest, phreeqc, scipy, tqdm,
+setuptools.command.bdist_wheel" 2> /dev/null; then
     if [[ $mpi == openmpi ]]; then
-      "${pip[@]}" numpy pytest "setuptools>=70.1" mpi4py || return 1
+      "${pip[@]}" "${deps[@]}" mpi4py || return 1
     else
-      MPICC=mpicc.$mpi "${pip[@]}" --no-cache-dir --no-binary mpi4py \
-        numpy pytest "setuptools>=70.1" mpi4py || return 1
+      MPICC=mpicc.$mpi "${pip[@]}" --no-cache-dir --no-binary mpi4py "${deps[@]}" mpi4py ||
+        return 1
     fi
   fi
   MPICC=mpicc.$mpi "${pip[@]}" --no-build-isolation --no-deps --force-reinstall "$repo"

@@ -1,0 +1,271 @@
+"""The coupled simulation, POET's way: rank 0 computes flow and transport and
+hands out chemistry in work packages; every other rank is a worker.
+
+Work packages are built round-robin (package k holds the reacting cells
+k, k + P, k + 2P, ... of the P packages), so that each one mixes cells from
+all over the domain, and they are dispatched dynamically: a worker gets the
+next package as soon as it returns one. With a single process, rank 0 does
+the chemistry itself. The workers share one DHT (on their own
+communicator); before running PHREEQC a worker looks up its whole package
+with one batched read, and writes back what it had to compute with one
+batched write.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import numpy as np
+import numpy.typing as npt
+from mpi4py import MPI
+
+import mpidht
+
+from .chemistry import Chemistry
+from .config import AQUEOUS, VARIABLES, Config
+from .flow import Advection, solve_flow
+from .surrogate import KEY_SIZE, VALUE_SIZE, Surrogate
+
+Array = npt.NDArray[np.float64]
+TAG_WORK, TAG_RESULT, TAG_STOP = 1, 2, 3
+
+
+@dataclass
+class Counters:
+    """What one package (or a whole iteration) cost and found."""
+
+    hits: int = 0
+    misses: int = 0
+    chemistry_s: float = 0.0
+    dht_s: float = 0.0
+
+    def add(self, other: "Counters") -> None:
+        self.hits += other.hits
+        self.misses += other.misses
+        self.chemistry_s += other.chemistry_s
+        self.dht_s += other.dht_s
+
+
+@dataclass
+class IterationRecord:
+    iteration: int
+    hits: int
+    misses: int
+    transport_s: float
+    chemistry_s: float
+    dht_s: float
+    wall_s: float
+
+
+@dataclass
+class RunResult:
+    records: list[IterationRecord] = field(default_factory=list)
+    saved: dict[int, Array] = field(default_factory=dict)
+    final: Optional[Array] = None
+    evictions: int = 0
+    wall_s: float = 0.0
+
+
+class ChemistryWorker:
+    """PHREEQC behind the DHT (or alone, when the DHT is off)."""
+
+    def __init__(self, cfg: Config, dht_comm: Optional[MPI.Comm]) -> None:
+        self.chemistry = Chemistry(cfg)
+        self.surrogate = Surrogate(cfg.dht)
+        self.table: Optional[mpidht.Table] = None
+        if cfg.dht.enabled and dht_comm is not None:
+            self.table = mpidht.Table(dht_comm, KEY_SIZE, VALUE_SIZE,
+                                      cfg.dht.memory_per_worker, protocol=cfg.dht.protocol)
+
+    def react(self, states: Array, dt: float) -> tuple[Array, Counters]:
+        counts = Counters()
+        if self.table is None:
+            t0 = time.perf_counter()
+            out = self.chemistry.react(states, dt)
+            counts.chemistry_s = time.perf_counter() - t0
+            counts.misses = states.shape[0]
+            return out, counts
+        t0 = time.perf_counter()
+        keys = self.surrogate.keys(states, dt)
+        stored, found = self.table.read_many(keys)
+        out = np.empty_like(states)
+        out[found] = self.surrogate.apply(states[found], stored[found])
+        t1 = time.perf_counter()
+        missing = ~found
+        if missing.any():
+            out[missing] = self.chemistry.react(states[missing], dt)
+        t2 = time.perf_counter()
+        if missing.any():
+            self.table.write_many(keys[missing],
+                                  self.surrogate.changes(states[missing], out[missing]))
+        t3 = time.perf_counter()
+        counts.hits, counts.misses = int(found.sum()), int(missing.sum())
+        counts.chemistry_s = t2 - t1
+        counts.dht_s = (t1 - t0) + (t3 - t2)
+        return out, counts
+
+    def evictions(self) -> int:
+        return self.table.stats()["evictions"] if self.table is not None else 0
+
+    def close(self) -> None:
+        if self.table is not None:
+            self.table.close()
+
+
+def initial_state(cfg: Config) -> Array:
+    n = cfg.nx * cfg.ny
+    state = np.tile(np.array([cfg.initial[v] for v in VARIABLES]), (n, 1))
+    for p in cfg.fixed:
+        if p.injects:
+            i = p.y * cfg.nx + p.x
+            state[i, :len(AQUEOUS)] = [cfg.injected[v] for v in AQUEOUS]
+            state[i, len(AQUEOUS):] = 0.0
+    return state
+
+
+def packages(cells: npt.NDArray[np.int64], size: int) -> list[npt.NDArray[np.int64]]:
+    """Round-robin work packages of at most ``size`` cells."""
+    count = max(1, -(-cells.size // size))
+    return [cells[k::count] for k in range(count)]
+
+
+def run(cfg: Config, comm: MPI.Intracomm,
+        progress: Optional[Callable[[IterationRecord], None]] = None) -> RunResult:
+    """Collective over comm. Rank 0 returns the result; workers return an
+    empty one."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    worker_comm = comm.Split(0 if rank > 0 or size == 1 else MPI.UNDEFINED, rank)
+    try:
+        if rank == 0:
+            local = ChemistryWorker(cfg, worker_comm) if size == 1 else None
+            try:
+                return _master(cfg, comm, local, progress)
+            finally:
+                if local is not None:
+                    local.close()
+        _worker(cfg, comm, worker_comm)
+        return RunResult()
+    finally:
+        if worker_comm != MPI.COMM_NULL:
+            worker_comm.Free()
+
+
+def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
+            progress: Optional[Callable[[IterationRecord], None]]) -> RunResult:
+    start = time.perf_counter()
+    flow = solve_flow(cfg)
+    injected = np.array([cfg.injected[v] for v in AQUEOUS])
+    advection = Advection(flow, cfg, injected)
+    state = initial_state(cfg)
+    fixed = {p.y * cfg.nx + p.x for p in cfg.fixed}
+    reacting = np.array([i for i in range(cfg.nx * cfg.ny) if i not in fixed], dtype=np.int64)
+    work = packages(reacting, cfg.package_size)
+    result = RunResult()
+    result.saved[0] = state.copy()
+    n_aq = len(AQUEOUS)
+    for it in range(1, cfg.iterations + 1):
+        t0 = time.perf_counter()
+        state[:, :n_aq], _ = advection.step(state[:, :n_aq], cfg.time_step)
+        t1 = time.perf_counter()
+        counts = _dispatch(comm, local, state, work, cfg.time_step)
+        record = IterationRecord(it, counts.hits, counts.misses, t1 - t0, counts.chemistry_s,
+                                 counts.dht_s, time.perf_counter() - t0)
+        result.records.append(record)
+        if it % cfg.save_every == 0 or it == cfg.iterations:
+            result.saved[it] = state.copy()
+        if progress:
+            progress(record)
+    for w in range(1, comm.Get_size()):
+        comm.send(None, dest=w, tag=TAG_STOP)
+    evictions = [local.evictions()] if local is not None else []
+    evictions += [comm.recv(source=w, tag=TAG_RESULT) for w in range(1, comm.Get_size())]
+    result.evictions = int(sum(evictions))
+    result.final = state
+    result.wall_s = time.perf_counter() - start
+    return result
+
+
+def _dispatch(comm: MPI.Intracomm, local: Optional[ChemistryWorker], state: Array,
+              work: list[npt.NDArray[np.int64]], dt: float) -> Counters:
+    """Reacts every package, in place in state."""
+    total = Counters()
+    if local is not None:
+        for cells in work:
+            state[cells], counts = local.react(state[cells], dt)
+            total.add(counts)
+        return total
+    pending = list(range(len(work)))[::-1]
+    busy = 0
+    for w in range(1, comm.Get_size()):
+        if pending:
+            k = pending.pop()
+            comm.send((k, state[work[k]], dt), dest=w, tag=TAG_WORK)
+            busy += 1
+    status = MPI.Status()
+    while busy:
+        k, out, counts = comm.recv(source=MPI.ANY_SOURCE, tag=TAG_RESULT, status=status)
+        state[work[k]] = out
+        total.add(counts)
+        busy -= 1
+        if pending:
+            k = pending.pop()
+            comm.send((k, state[work[k]], dt), dest=status.Get_source(), tag=TAG_WORK)
+            busy += 1
+    return total
+
+
+def _worker(cfg: Config, comm: MPI.Intracomm, worker_comm: MPI.Comm) -> None:
+    chem = ChemistryWorker(cfg, worker_comm)
+    status = MPI.Status()
+    try:
+        while True:
+            msg = comm.recv(source=0, tag=MPI.ANY_TAG, status=status)
+            if status.Get_tag() == TAG_STOP:
+                break
+            k, states, dt = msg
+            out, counts = chem.react(states, dt)
+            comm.send((k, out, counts), dest=0, tag=TAG_RESULT)
+        comm.send(chem.evictions(), dest=0, tag=TAG_RESULT)
+    finally:
+        worker_comm.Barrier()  # no worker frees the table while another reads
+        chem.close()
+
+
+def error_measure(run: Array, reference: Array) -> float:
+    """Eq. (2) of the POET paper: the geometric mean over variables of the
+    RMS difference to the reference, each normalised by the variable's
+    maximum magnitude in the reference (variables that are zero everywhere
+    in both are left out)."""
+    terms = []
+    for j in range(reference.shape[1]):
+        scale = np.abs(reference[:, j]).max()
+        rms = float(np.sqrt(np.mean((run[:, j] - reference[:, j]) ** 2)))
+        if scale == 0:
+            if rms == 0:
+                continue
+            scale = 1.0
+        terms.append(max(rms / scale, 1e-300))
+    return float(np.exp(np.mean(np.log(terms)))) if terms else 0.0
+
+
+def save(result: RunResult, cfg: Config, out_dir: Path, extra: dict[str, Any]) -> Path:
+    """Fields per saved iteration (NumPy .npz, nx x ny per variable) and a
+    summary JSON; returns the summary's path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for it, state in result.saved.items():
+        fields: dict[str, Any] = {v: state[:, j].reshape(cfg.ny, cfg.nx)
+                                  for j, v in enumerate(VARIABLES)}
+        np.savez_compressed(out_dir / f"fields_{it:05d}.npz", **fields)
+    summary = {
+        "config": str(cfg.source), "nx": cfg.nx, "ny": cfg.ny,
+        "iterations": cfg.iterations, "dht": cfg.dht.enabled,
+        "wall_s": result.wall_s, "evictions": result.evictions,
+        "records": [r.__dict__ for r in result.records], **extra,
+    }
+    path = out_dir / "summary.json"
+    path.write_text(json.dumps(summary, indent=1))
+    return path

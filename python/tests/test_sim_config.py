@@ -1,0 +1,88 @@
+"""Simulator configuration: the defaults load, and every bad file or value
+is rejected with a message naming it, before any MPI work."""
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mpidht_sim.config import ConfigError, load
+
+
+def test_default_is_simdol2d() -> None:
+    cfg = load()
+    assert (cfg.nx, cfg.ny, cfg.cell_size, cfg.porosity) == (50, 50, 1.0, 0.25)
+    assert cfg.iterations == 300
+    assert [(p.x, p.y, p.injects) for p in cfg.fixed] == [(0, 0, True), (49, 49, False)]
+    assert cfg.dht.enabled and cfg.dht.protocol == "lockfree"
+
+
+def test_overrides_and_relative_cells() -> None:
+    cfg = load(None, {"grid.nx": 1, "grid.ny": 12, "dht.enabled": False})
+    assert (cfg.nx, cfg.ny) == (1, 12)
+    assert [(p.x, p.y) for p in cfg.fixed] == [(0, 0), (0, 11)]  # [-1, -1] follows the grid
+    assert not cfg.dht.enabled
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"grid.nx": 0}, "grid.nx must be at least 1"),
+    ({"grid.nx": 2.5}, "grid.nx must be a whole number"),
+    ({"grid.porosity": 1.5}, "grid.porosity must be at most 1.0"),
+    ({"grid.permeability": -1.0}, "grid.permeability must be positive"),
+    ({"grid.depth": 3}, "unknown key(s) in [grid]: depth"),
+    ({"time.time_step": "soon"}, "time.time_step must be a number"),
+    ({"dht.protocol": "optimistic"}, "dht.protocol must be coarse, fine or lockfree"),
+    ({"dht.digits": {"C": 5}}, "dht.digits.Ca is required"),
+    ({"dht.digits": {"Fe": 5}}, "unknown variable(s) Fe"),
+    ({"dht.memory_per_worker": 10}, "dht.memory_per_worker must be at least 4096"),
+    ({"dht.log": "yes"}, "dht.log must be true or false"),
+    ({"initial.Ca": -1.0}, "initial.Ca must be at least 0.0"),
+    ({"flow.fixed_pressure": [{"cell": [0, 0], "pressure": 1.0}]}, "at least two cells"),
+    ({"flow.fixed_pressure": [{"cell": [0, 0], "pressure": 1.0},
+                              {"cell": [60, 0], "pressure": 2.0}]}, "outside the 50 x 50 grid"),
+    ({"flow.fixed_pressure": [{"cell": [0, 0], "pressure": 1.0},
+                              {"cell": [0, 0], "pressure": 2.0}]}, "listed twice"),
+    ({"flow.fixed_pressure": [{"cell": [0, 0], "pressure": 1.0},
+                              {"cell": [1, 0], "pressure": 1.0}]}, "nothing flows"),
+    ({"run.colour": "red"}, "unknown key(s) in [run]: colour"),
+    ({"nosuch.key": 1}, "no such section.key"),
+])
+def test_bad_values_rejected(overrides: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        load(None, overrides)
+    assert message in str(e.value)
+
+
+@pytest.mark.parametrize("digits", [0, 16])
+def test_impossible_digits(digits: int) -> None:
+    table = {v: 6 for v in ("C", "Ca", "Cl", "Mg", "pH", "pe", "calcite", "dolomite")}
+    table["pH"] = digits
+    with pytest.raises(ConfigError, match="dht.digits.pH"):
+        load(None, {"dht.digits": table})
+
+
+def test_bad_files(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not found"):
+        load(tmp_path / "missing.toml")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[grid\nnx = 3\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load(broken)
+    unknown = tmp_path / "unknown.toml"
+    unknown.write_text("[geometry]\nnx = 3\n")
+    with pytest.raises(ConfigError, match="unknown key.*geometry"):
+        load(unknown)
+
+
+def test_cli_rejects_before_mpi(tmp_path: Path) -> None:
+    """The command exits with status 2 and a message, without starting MPI
+    (mpi4py is not even imported)."""
+    code = ("import sys; from mpidht_sim.cli import main; "
+            "rc = main(['--set', 'grid.nx=-3', '--quiet']); "
+            "assert 'mpi4py.MPI' not in sys.modules; sys.exit(rc)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path, check=False)
+    assert done.returncode == 2, done.stderr
+    assert "configuration error: grid.nx must be at least 1" in done.stderr
