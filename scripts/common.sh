@@ -17,8 +17,8 @@ python_env() {
   local venv=$1 mpi=$2
   local pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check)
   [[ -x $venv/bin/python ]] || python3 -m venv "$venv" || return 1
-  local deps=(numpy pytest "setuptools>=70.1" phreeqc scipy tqdm)
-  if ! "$venv/bin/python" -c "import mpi4py, numpy, pytest, phreeqc, scipy, tqdm,
+  local deps=(numpy pytest "setuptools>=70.1" phreeqc scipy tqdm meshio matplotlib)
+  if ! "$venv/bin/python" -c "import mpi4py, numpy, pytest, phreeqc, scipy, tqdm, meshio, matplotlib,
 setuptools.command.bdist_wheel" 2> /dev/null; then
     if [[ $mpi == openmpi ]]; then
       "${pip[@]}" "${deps[@]}" mpi4py || return 1

@@ -40,13 +40,19 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def build_config(args: argparse.Namespace) -> Config:
+def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
+    """--set SECTION.KEY=VALUE items as a dict of overrides."""
     overrides: dict[str, Any] = {}
-    for item in args.set:
+    for item in items:
         key, sep, value = item.partition("=")
         if not sep:
             raise ConfigError(f"--set {item!r}: expected SECTION.KEY=VALUE")
         overrides[key.strip()] = _parse_value(value.strip())
+    return overrides
+
+
+def build_config(args: argparse.Namespace) -> Config:
+    overrides = parse_overrides(args.set)
     if args.iterations is not None:
         overrides["time.iterations"] = args.iterations
     if args.no_dht:
@@ -65,7 +71,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     from mpi4py import MPI
 
-    from .driver import run, save
+    from .driver import run
+    from .output import save
 
     comm = MPI.COMM_WORLD
     rank = comm.Get_rank()

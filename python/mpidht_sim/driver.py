@@ -13,10 +13,8 @@ batched write.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -250,22 +248,3 @@ def error_measure(run: Array, reference: Array) -> float:
             scale = 1.0
         terms.append(max(rms / scale, 1e-300))
     return float(np.exp(np.mean(np.log(terms)))) if terms else 0.0
-
-
-def save(result: RunResult, cfg: Config, out_dir: Path, extra: dict[str, Any]) -> Path:
-    """Fields per saved iteration (NumPy .npz, nx x ny per variable) and a
-    summary JSON; returns the summary's path."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for it, state in result.saved.items():
-        fields: dict[str, Any] = {v: state[:, j].reshape(cfg.ny, cfg.nx)
-                                  for j, v in enumerate(VARIABLES)}
-        np.savez_compressed(out_dir / f"fields_{it:05d}.npz", **fields)
-    summary = {
-        "config": str(cfg.source), "nx": cfg.nx, "ny": cfg.ny,
-        "iterations": cfg.iterations, "dht": cfg.dht.enabled,
-        "wall_s": result.wall_s, "evictions": result.evictions,
-        "records": [r.__dict__ for r in result.records], **extra,
-    }
-    path = out_dir / "summary.json"
-    path.write_text(json.dumps(summary, indent=1))
-    return path

@@ -3,6 +3,7 @@ count: the reaction front forms, a DHT run agrees with the reference (no
 DHT) within the documented tolerance, and both agree with a single-process
 run."""
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ from mpi4py import MPI
 
 from mpidht_sim.config import Config, load
 from mpidht_sim.driver import error_measure, run
+from mpidht_sim.validate import main as validate_main
 
 #: The documented tolerance of Eq. (2) for acceptable results.
 TOLERANCE = 1e-5
@@ -59,3 +61,23 @@ def test_process_count_does_not_matter(runs: dict[str, Any]) -> None:
         return
     assert error_measure(runs["reference"].final, runs["single"].final) <= TOLERANCE
     assert np.isfinite(runs["single"].final).all()
+
+
+def test_validation_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The validation command runs every digits x rounding variant and
+    writes the table (on a tiny grid here)."""
+    out = tmp_path / "validation"
+    rc = validate_main(["--set", "grid.nx=4", "--set", "grid.ny=4",
+                        "--set", "time.iterations=3", "--out", str(out)])
+    assert rc == 0
+    if MPI.COMM_WORLD.Get_rank() != 0:
+        return
+    rows = [line for line in (out / "validation.md").read_text().splitlines()
+            if line.startswith("| ") and line[2].isdigit()]
+    assert len(rows) == 8  # 4 digit choices x (log10, value)
+    errors = [float(row.split("|")[4]) for row in rows]
+    assert all(0 <= e <= TOLERANCE for e in errors)
+
+
+def test_validation_rejects_bad_settings() -> None:
+    assert validate_main(["--set", "grid.nx=zero"]) == 2
