@@ -6,6 +6,8 @@ set(MPIDHT_TEST_TIMEOUT 300 CACHE STRING "Seconds before a hung test is killed")
 # so oversubscribed runs are far slower than Open MPI's; its CI run uses
 # fewer operations per rank.
 set(MPIDHT_TEST_CONCURRENCY_OPS 10000 CACHE STRING "Operations per rank in the hot-key tests")
+set(MPIDHT_TEST_CONCURRENCY_BATCH_OPS ${MPIDHT_TEST_CONCURRENCY_OPS} CACHE STRING
+    "Operations per rank in the batched hot-key tests")
 set(MPIDHT_TEST_BATCH_WRITES 600 CACHE STRING "Writes per rank in the batch equivalence tests")
 
 # Harmless for MPICH; lets Open MPI run as root and oversubscribe, and makes
