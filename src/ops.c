@@ -3,6 +3,7 @@
  * the table's protocol, count the outcome.
  */
 #include "protocol.h"
+#include "stats.h"
 
 /* Operations after MPI_Finalize would be erroneous MPI calls. */
 static mpidht_status_t check_call(const mpidht_t *t, const void *a, const void *b)
@@ -24,13 +25,8 @@ mpidht_status_t mpidht_read(mpidht_t *table, const void *key, void *value)
     mpidht_address_t addr;
     mpidht_locate(table, key, &addr);
     st = table->ops->read(table, &addr, key, value);
-    if (st == MPIDHT_OK || st == MPIDHT_NOT_FOUND) {
-        table->stats.reads++;
-        if (st == MPIDHT_OK)
-            table->stats.hits++;
-        else
-            table->stats.misses++;
-    }
+    if (st == MPIDHT_OK || st == MPIDHT_NOT_FOUND)
+        mpidht_count_read(&table->stats, st == MPIDHT_OK);
     return st;
 }
 
@@ -46,9 +42,7 @@ mpidht_status_t mpidht_write(mpidht_t *table, const void *key,
     st = table->ops->write(table, &addr, key, value, &done);
     if (st != MPIDHT_OK)
         return st;
-    table->stats.writes++;
-    table->stats.updates += done == MPIDHT_WRITE_UPDATED;
-    table->stats.evictions += done == MPIDHT_WRITE_EVICTED;
+    mpidht_count_write(&table->stats, done);
     if (outcome)
         *outcome = done;
     return MPIDHT_OK;

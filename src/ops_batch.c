@@ -7,6 +7,7 @@
 
 #include "bucket.h"
 #include "protocol.h"
+#include "stats.h"
 
 static mpidht_status_t check_batch(const mpidht_t *t, size_t n, const void *keys,
                                    const void *values, const void *third)
@@ -58,9 +59,7 @@ static mpidht_status_t read_chunk(mpidht_t *t, size_t first, size_t n,
                                                           (unsigned)item->found)),
                        t->value_size);
         }
-        t->stats.reads++;
-        t->stats.hits += found[first + i];
-        t->stats.misses += !found[first + i];
+        mpidht_count_read(&t->stats, found[first + i]);
     }
     return st;
 }
@@ -105,13 +104,6 @@ mpidht_status_t mpidht_read_batch(mpidht_t *table, size_t n, const void *keys,
     return st == MPIDHT_OK ? by_chunks(table, n, read_rows, &call) : st;
 }
 
-static void count_write(mpidht_t *t, mpidht_write_outcome_t outcome)
-{
-    t->stats.writes++;
-    t->stats.updates += outcome == MPIDHT_WRITE_UPDATED;
-    t->stats.evictions += outcome == MPIDHT_WRITE_EVICTED;
-}
-
 /* Writes items[0..n) of the chunk, a round at a time. */
 static mpidht_status_t write_chunk(mpidht_t *t, size_t first, size_t n,
                                    const unsigned char *keys,
@@ -135,7 +127,7 @@ static mpidht_status_t write_chunk(mpidht_t *t, size_t first, size_t n,
             }
             if (st != MPIDHT_OK)
                 break;
-            count_write(t, item->outcome);
+            mpidht_count_write(&t->stats, item->outcome);
             if (outcomes)
                 outcomes[first + i] = item->outcome;
         }
