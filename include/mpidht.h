@@ -97,7 +97,20 @@ extern "C" {
                        "communicator")                                         \
     X(MPIDHT_ERR_BATCH_SIZE,                                                   \
       "the batch is too large: its count times the key or value size "        \
-      "overflows size_t")
+      "overflows size_t")                                                      \
+    X(MPIDHT_ERR_ITERATION,                                                    \
+      "max_entries is 0, or the cursor lies beyond this process's buckets")    \
+    X(MPIDHT_ERR_PATH_MISMATCH, "the file path differs between processes")     \
+    X(MPIDHT_ERR_FILE_IO,                                                      \
+      "the file could not be opened, read, written, synced or renamed")        \
+    X(MPIDHT_ERR_FILE_FORMAT, "the file is not an mpidht dump, or its format " \
+                              "version is one this library cannot read")       \
+    X(MPIDHT_ERR_FILE_MISMATCH,                                                \
+      "the dump's key size or value size differs from the table's")           \
+    X(MPIDHT_ERR_FILE_CORRUPT,                                                 \
+      "the dump is truncated, has extra bytes or fails a checksum")           \
+    X(MPIDHT_ERR_CONCURRENT_USE,                                               \
+      "the table changed during a collective call: another thread used it")
 
 typedef enum mpidht_status {
 #define MPIDHT_STATUS_ENUM_(name, message) name,
@@ -171,6 +184,13 @@ typedef struct mpidht_params {
 /* Fills *params with the defaults above and zero sizes. Returns
  * MPIDHT_ERR_NULL_ARGUMENT if params is NULL. */
 mpidht_status_t mpidht_params_init(mpidht_params_t *params);
+
+/* The bytes one bucket takes for these parameters, padding included, so
+ * that a caller can size memory_per_process as a bucket count. Returns
+ * MPIDHT_ERR_NULL_ARGUMENT, or the error mpidht_create would report for
+ * the struct's version, sizes, protocol, window or candidates. */
+mpidht_status_t mpidht_bucket_size(const mpidht_params_t *params,
+                                   size_t *bucket_size);
 
 /* ------------------------------------------------------------------ */
 /* Table lifetime                                                      */
@@ -279,6 +299,113 @@ mpidht_status_t mpidht_read_batch(mpidht_t *table, size_t n, const void *keys,
 mpidht_status_t mpidht_write_batch(mpidht_t *table, size_t n, const void *keys,
                                    const void *values,
                                    mpidht_write_outcome_t *outcomes);
+
+/* ------------------------------------------------------------------ */
+/* Local iteration (local to the caller)                               */
+/* ------------------------------------------------------------------ */
+
+/* Copies entries hosted by the calling process, in bucket order. Start
+ * with *cursor = 0 and call again with the same cursor until *count is 0:
+ *
+ *   uint64_t cursor = 0;
+ *   size_t count;
+ *   do {
+ *       st = mpidht_local_next(table, &cursor, max, keys, values, &count);
+ *       ... use rows 0..count of keys and values ...
+ *   } while (st == MPIDHT_OK && count > 0);
+ *
+ * Requires: keys room for max_entries keys and values for max_entries
+ *   values, back to back; max_entries >= 1; *cursor 0 or a value a
+ *   previous call left there.
+ * Guarantees: *count entries (at most max_entries) are copied and *cursor
+ *   moves past their buckets; *count is 0 only when the iteration is
+ *   complete. Every entry returned is whole: read under the protocol's
+ *   rule (coarse: a shared lock on the caller's window; fine: a read
+ *   registration per bucket; lock-free: its checksum, with one re-read;
+ *   a bucket still failing is skipped, not invalidated). No communication
+ *   with other processes. An entry that stays in its bucket for the whole
+ *   iteration is returned exactly once; entries that other processes
+ *   write, evict or remove meanwhile may or may not appear (PDHT's local
+ *   iteration has the same contract). The lock-free protocol can hold a
+ *   key twice after racing writes (see mpidht_write); both are returned.
+ * Returns: MPIDHT_OK; MPIDHT_ERR_ITERATION if max_entries is 0 or *cursor
+ *   lies beyond this process's buckets; otherwise an error. The
+ *   statistics are not changed. */
+mpidht_status_t mpidht_local_next(mpidht_t *table, uint64_t *cursor,
+                                  size_t max_entries, void *keys, void *values,
+                                  size_t *count);
+
+/* ------------------------------------------------------------------ */
+/* Dump and restore (collective)                                       */
+/* ------------------------------------------------------------------ */
+
+/* File format (version 1). Every integer is little-endian.
+ *
+ *   header, 64 bytes:
+ *     0  magic "MPIDHTDB"         8  format version (u32, 1)
+ *     12 byte order of the machine that wrote the keys and values
+ *        (u32: 1 little, 2 big; keys and values are copied as bytes)
+ *     16 key size (u64)           24 value size (u64)
+ *     32 entry count (u64)        40 block count (u64)
+ *     48 XXH3-64 of the block table          56 XXH3-64 of bytes 0..55
+ *   block table: per block, its entry count (u64) and the XXH3-64 of its
+ *     records (u64)
+ *   records: entry count x (key, value), block after block.
+ *
+ * A block holds at most max(1, MPIDHT_DUMP_BLOCK_BYTES / (key + value))
+ * records, which bounds the memory a reader needs. */
+#define MPIDHT_DUMP_FORMAT_VERSION 1
+#define MPIDHT_DUMP_BLOCK_BYTES ((size_t)1 << 20)
+
+/* COLLECTIVE. Writes every entry of the table to the file path (the same
+ * on every process) through MPI-IO.
+ * Requires: no operation on the table in flight anywhere (a collective
+ *   call guarantees that when each process uses the table from one
+ *   thread); the directory of path writable.
+ * Guarantees: the file is written as "<path>.partial", synced, and only
+ *   then renamed to path, so a crash or kill at any moment leaves either
+ *   the previous file at path or the complete new one. On an error the
+ *   partial file is deleted and any previous file is left as it was. The
+ *   table and its statistics are not changed. Each entry is read as
+ *   mpidht_local_next reads it.
+ * Returns: the same status on every process: MPIDHT_OK;
+ *   MPIDHT_ERR_PATH_MISMATCH; MPIDHT_ERR_FILE_IO; or another error (a
+ *   process whose own argument is bad reports it, the others
+ *   MPIDHT_ERR_PEER). */
+mpidht_status_t mpidht_dump(mpidht_t *table, const char *path);
+
+typedef struct mpidht_restore_report {
+    uint64_t entries;  /* records in the file */
+    uint64_t inserted; /* written into empty or invalid buckets */
+    uint64_t updated;  /* replaced the value of a key already present */
+    uint64_t evicted;  /* overwrote another key: the table was too small */
+} mpidht_restore_report_t;
+
+/* COLLECTIVE. Loads a file written by mpidht_dump into the table. Every
+ * record is placed through the normal addressing, so the file may come
+ * from a table of another process count, size or protocol; its key and
+ * value sizes must match. Records are routed to the process that hosts
+ * their key, which writes them into its own buckets, so no two processes
+ * race for a bucket under any protocol.
+ * Requires: as mpidht_dump; path the same on every process.
+ * Guarantees: the whole file (header, block table and every block's
+ *   checksum) is verified before anything is written: a file that is
+ *   missing, of another format or version, of other sizes, truncated,
+ *   extended or corrupted leaves the table as it was. A record whose key
+ *   is present replaces its value; entries not in the file stay (restore
+ *   merges). Each block is verified again when it is loaded; only if the
+ *   file changes between the two readings, or an MPI call fails midway,
+ *   does the table keep part of the file (the call then returns
+ *   MPIDHT_ERR_FILE_CORRUPT or MPIDHT_ERR_MPI). The statistics are not
+ *   changed. *report, if not NULL, receives the totals over all processes.
+ *   A report with evicted > 0 means that the table was too small for the
+ *   file and that many entries were overwritten.
+ * Returns: the same status on every process: MPIDHT_OK;
+ *   MPIDHT_ERR_PATH_MISMATCH; MPIDHT_ERR_FILE_IO (cannot open or read);
+ *   MPIDHT_ERR_FILE_FORMAT; MPIDHT_ERR_FILE_MISMATCH;
+ *   MPIDHT_ERR_FILE_CORRUPT; or another error as for mpidht_dump. */
+mpidht_status_t mpidht_restore(mpidht_t *table, const char *path,
+                               mpidht_restore_report_t *report);
 
 /* ------------------------------------------------------------------ */
 /* Statistics and introspection                                        */

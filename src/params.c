@@ -76,3 +76,14 @@ mpidht_status_t mpidht_params_buckets(const mpidht_params_t *params,
     *buckets = n;
     return MPIDHT_OK;
 }
+
+mpidht_status_t mpidht_bucket_size(const mpidht_params_t *params,
+                                   size_t *bucket_size)
+{
+    if (!bucket_size)
+        return MPIDHT_ERR_NULL_ARGUMENT;
+    mpidht_status_t st = mpidht_params_check(params);
+    if (st == MPIDHT_OK)
+        *bucket_size = mpidht_params_bucket_size(params);
+    return st;
+}

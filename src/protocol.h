@@ -45,6 +45,14 @@ typedef struct mpidht_protocol_ops {
      * finish. Every operation is complete on return. */
     mpidht_status_t (*write_batch)(mpidht_t *t, mpidht_batch_item_t *items,
                                    size_t n);
+
+    /* Copies the caller's own buckets [first, first + n) into the
+     * bucket-sized slots of buf, each one whole as the protocol defines
+     * it; a bucket that cannot be read whole (lock-free: its checksum
+     * fails twice) gets its meta byte cleared in buf, and the table is
+     * left alone. Every operation is complete on return. */
+    mpidht_status_t (*read_local)(mpidht_t *t, uint32_t first, size_t n,
+                                  unsigned char *buf);
 } mpidht_protocol_ops_t;
 
 extern const mpidht_protocol_ops_t mpidht_protocol_coarse;

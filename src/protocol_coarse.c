@@ -120,6 +120,15 @@ static mpidht_status_t coarse_write_batch(mpidht_t *t, mpidht_batch_item_t *item
     return per_target(t, items, n, MPI_LOCK_EXCLUSIVE, mpidht_batch_store);
 }
 
+/* Under the shared lock of the caller's own window. */
+static mpidht_status_t coarse_read_local(mpidht_t *t, uint32_t first, size_t n,
+                                         unsigned char *buf)
+{
+    if (MPI_Win_lock(MPI_LOCK_SHARED, t->rank, 0, t->win) != MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    return unlock(t, t->rank, mpidht_rma_get_own(t, buf, first, n));
+}
+
 const mpidht_protocol_ops_t mpidht_protocol_coarse = {
     .id = MPIDHT_PROTOCOL_COARSE,
     .header_size = 0,
@@ -131,4 +140,5 @@ const mpidht_protocol_ops_t mpidht_protocol_coarse = {
     .remove = coarse_remove,
     .read_batch = coarse_read_batch,
     .write_batch = coarse_write_batch,
+    .read_local = coarse_read_local,
 };

@@ -515,6 +515,34 @@ static mpidht_status_t fine_read_batch(mpidht_t *t, mpidht_batch_item_t *items,
     return st != MPIDHT_OK ? st : released;
 }
 
+/* Under read registrations, taken for up to MPIDHT_MAX_CANDIDATES
+ * buckets at a time as if they were one key's candidates on this
+ * process. */
+static mpidht_status_t fine_read_local(mpidht_t *t, uint32_t first, size_t n,
+                                       unsigned char *buf)
+{
+    mpidht_status_t st = MPIDHT_OK;
+    for (size_t done = 0; st == MPIDHT_OK && done < n;) {
+        mpidht_address_t own = {.rank = t->rank};
+        own.count = n - done < MPIDHT_MAX_CANDIDATES ? (unsigned)(n - done)
+                                                     : MPIDHT_MAX_CANDIDATES;
+        for (unsigned i = 0; i < own.count; ++i)
+            own.index[i] = first + (uint32_t)(done + i);
+        st = lock_shared(t, &own, 0, own.count);
+        if (st != MPIDHT_OK)
+            break;
+        st = mpidht_rma_get_slots(t, mpidht_slot(t, buf, (unsigned)done), &own, 0,
+                                  own.count, t->data_offset, t->data_size);
+        if (st == MPIDHT_OK)
+            st = mpidht_rma_flush(t, t->rank);
+        mpidht_status_t released = unlock_shared(t, &own, 0, own.count);
+        if (st == MPIDHT_OK)
+            st = released;
+        done += own.count;
+    }
+    return st;
+}
+
 const mpidht_protocol_ops_t mpidht_protocol_fine = {
     .id = MPIDHT_PROTOCOL_FINE,
     .header_size = sizeof(int64_t),
@@ -526,4 +554,5 @@ const mpidht_protocol_ops_t mpidht_protocol_fine = {
     .remove = fine_remove,
     .read_batch = fine_read_batch,
     .write_batch = fine_write_batch,
+    .read_local = fine_read_local,
 };

@@ -107,6 +107,28 @@ static mpidht_status_t lockfree_read_batch(mpidht_t *t, mpidht_batch_item_t *ite
     return mpidht_batch_read_probing(t, items, n, lockfree_probe_batch);
 }
 
+/* One MPI_Get for the range; a bucket whose checksum fails is fetched
+ * again, and skipped if it still fails (a writer may be in the middle of
+ * it; iteration does not invalidate). */
+static mpidht_status_t lockfree_read_local(mpidht_t *t, uint32_t first, size_t n,
+                                           unsigned char *buf)
+{
+    mpidht_status_t st = mpidht_rma_get_own(t, buf, first, n);
+    if (st == MPIDHT_OK)
+        st = mpidht_rma_flush(t, t->rank);
+    for (size_t i = 0; st == MPIDHT_OK && i < n; ++i) {
+        unsigned char *b = mpidht_slot(t, buf, (unsigned)i);
+        if (mpidht_bucket_is_free(t, b) || checksum_ok(t, b))
+            continue;
+        st = mpidht_rma_get_own(t, b, first + (uint32_t)i, 1);
+        if (st == MPIDHT_OK)
+            st = mpidht_rma_flush(t, t->rank);
+        if (st == MPIDHT_OK && !mpidht_bucket_is_free(t, b) && !checksum_ok(t, b))
+            b[t->meta_offset] = 0;
+    }
+    return st;
+}
+
 const mpidht_protocol_ops_t mpidht_protocol_lockfree = {
     .id = MPIDHT_PROTOCOL_LOCKFREE,
     .header_size = sizeof(uint32_t),
@@ -118,4 +140,5 @@ const mpidht_protocol_ops_t mpidht_protocol_lockfree = {
     .remove = mpidht_clear_key,
     .read_batch = lockfree_read_batch,
     .write_batch = mpidht_batch_store,
+    .read_local = lockfree_read_local,
 };

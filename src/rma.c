@@ -7,6 +7,16 @@ mpidht_status_t mpidht_rma_flush(mpidht_t *t, int rank)
     return mpidht_mpi_status(MPI_Win_flush(rank, t->win));
 }
 
+mpidht_status_t mpidht_rma_get_own(mpidht_t *t, unsigned char *buf,
+                                   uint32_t first, size_t n)
+{
+    /* n buckets fit one scan step (src/scan.h), far below INT_MAX bytes. */
+    int len = (int)(n * t->bucket_size);
+    return mpidht_mpi_status(MPI_Get(buf, len, MPI_BYTE, t->rank,
+                                     mpidht_bucket_disp(t, first), len, MPI_BYTE,
+                                     t->win));
+}
+
 mpidht_status_t mpidht_rma_get_slots(mpidht_t *t, unsigned char *slots,
                                      const mpidht_address_t *addr,
                                      unsigned first, unsigned count,

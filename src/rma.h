@@ -46,6 +46,11 @@ mpidht_status_t mpidht_rma_put_meta(mpidht_t *t, int rank, uint32_t index,
  * key, value and checksum. */
 mpidht_status_t mpidht_rma_clear_header(mpidht_t *t, int rank, uint32_t index);
 
+/* Issues one MPI_Get of the caller's own buckets [first, first + n),
+ * whole, into buf. Completion needs mpidht_rma_flush (or an unlock). */
+mpidht_status_t mpidht_rma_get_own(mpidht_t *t, unsigned char *buf,
+                                   uint32_t first, size_t n);
+
 mpidht_status_t mpidht_rma_flush(mpidht_t *t, int rank);
 
 /* Maps an MPI return code to MPIDHT_OK or MPIDHT_ERR_MPI. */

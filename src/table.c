@@ -10,9 +10,11 @@
 
 #include "address.h"
 #include "batch.h"
+#include "collective.h"
 #include "params.h"
 #include "protocol.h"
 #include "rma.h"
+#include "scan.h"
 #include "window.h"
 
 static uint64_t default_hash(const void *key, size_t key_size, void *user_data)
@@ -27,19 +29,6 @@ static uint64_t physical_memory_bytes(void)
     if (pages <= 0 || page <= 0)
         return UINT64_MAX; /* unknown: do not refuse on this ground */
     return (uint64_t)pages * (uint64_t)page;
-}
-
-/* Every process passes its own status; every process gets its own error
- * back if it had one, MPIDHT_ERR_PEER if only another process failed. */
-static mpidht_status_t agree(MPI_Comm comm, mpidht_status_t local)
-{
-    int failed_here = local != MPIDHT_OK, failed_anywhere = 1;
-    if (MPI_Allreduce(&failed_here, &failed_anywhere, 1, MPI_INT, MPI_MAX,
-                      comm) != MPI_SUCCESS)
-        return MPIDHT_ERR_MPI;
-    if (failed_here)
-        return local;
-    return failed_anywhere ? MPIDHT_ERR_PEER : MPIDHT_OK;
 }
 
 /* The settings that must be equal everywhere; a probe key's hash stands
@@ -101,7 +90,7 @@ static mpidht_status_t gather_hosts(mpidht_t *t)
 {
     uint64_t *all = malloc((size_t)t->comm_size * sizeof *all);
     mpidht_status_t st = all ? MPIDHT_OK : MPIDHT_ERR_NO_MEMORY;
-    st = agree(t->comm, st);
+    st = mpidht_agree(t->comm, st);
     if (st != MPIDHT_OK) {
         free(all);
         return st;
@@ -127,7 +116,7 @@ static mpidht_status_t gather_hosts(mpidht_t *t)
         ++h;
     }
     free(all);
-    st = agree(t->comm, st);
+    st = mpidht_agree(t->comm, st);
     if (st == MPIDHT_OK && t->hosts == 0)
         st = MPIDHT_ERR_NO_STORAGE;
     return st;
@@ -160,17 +149,17 @@ static mpidht_status_t build(mpidht_t *t, const mpidht_params_t *params,
 
     t->probe = calloc(t->candidates, t->bucket_size);
     t->staging = calloc(1, t->bucket_size);
-    st = agree(t->comm, t->probe && t->staging ? MPIDHT_OK : MPIDHT_ERR_NO_MEMORY);
+    st = mpidht_agree(t->comm, t->probe && t->staging ? MPIDHT_OK : MPIDHT_ERR_NO_MEMORY);
     if (st != MPIDHT_OK)
         return st;
 
-    st = agree(t->comm, mpidht_window_allocate(t, (size_t)t->local_buckets *
+    st = mpidht_agree(t->comm, mpidht_window_allocate(t, (size_t)t->local_buckets *
                                                       t->bucket_size));
     if (st != MPIDHT_OK)
         return st;
     /* The window is freed on failure, which needs every epoch closed. */
     mpidht_status_t opened = t->ops->open(t);
-    st = agree(t->comm, opened);
+    st = mpidht_agree(t->comm, opened);
     if (st != MPIDHT_OK && opened == MPIDHT_OK)
         t->ops->close(t);
     return st;
@@ -184,6 +173,7 @@ static void release(mpidht_t *t)
     free(t->probe);
     free(t->staging);
     mpidht_batch_release(t);
+    mpidht_scan_release(t);
     if (t->comm != MPI_COMM_NULL)
         MPI_Comm_free(&t->comm);
 }
@@ -221,7 +211,7 @@ static mpidht_status_t setup(mpidht_t *t, const mpidht_params_t *params,
                             valid);
     if (local == MPIDHT_OK)
         local = st;
-    st = agree(t->comm, local);
+    st = mpidht_agree(t->comm, local);
     if (st != MPIDHT_OK)
         return st;
     return build(t, params, node_size == t->comm_size);

@@ -55,6 +55,8 @@ struct mpidht {
     unsigned char *staging;
     /* Work space of batched calls, allocated at the first one. */
     struct mpidht_batch *batch;
+    /* Work space of local iteration and dump, allocated at first use. */
+    struct mpidht_scan *scan;
 
     mpidht_stats_t stats;
 };

@@ -1,0 +1,297 @@
+/*
+ * mpidht_dump: every process writes the entries it hosts, block by block,
+ * into "<path>.partial" through MPI-IO; rank 0 adds the header and block
+ * table; the file is synced, closed and renamed to path.
+ *
+ * Each process scans its buckets twice: once to count its entries (which
+ * fixes every process's offset in the file), once to write them. Nothing
+ * else touches the table meanwhile, since every process is inside this
+ * collective call; a second count that differs means another thread used
+ * the table.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bucket.h"
+#include "collective.h"
+#include "dump_format.h"
+#include "file_io.h"
+#include "scan.h"
+
+/* What a process knows about its part of the file. */
+typedef struct dump_plan {
+    uint64_t record_size;
+    uint64_t block_cap;      /* records per block */
+    uint64_t entries;        /* this process's */
+    uint64_t blocks;         /* this process's */
+    uint64_t first_block;    /* index of this process's first block */
+    uint64_t first_record;   /* index of this process's first record */
+    uint64_t total_entries;
+    uint64_t total_blocks;
+} dump_plan_t;
+
+/* Counts the entries this process hosts. */
+static mpidht_status_t count_entries(mpidht_t *t, uint64_t *entries)
+{
+    mpidht_status_t st = MPIDHT_OK;
+    *entries = 0;
+    for (uint64_t first = 0; st == MPIDHT_OK && first < t->local_buckets;) {
+        size_t n = t->scan->capacity;
+        if (n > t->local_buckets - first)
+            n = (size_t)(t->local_buckets - first);
+        st = mpidht_scan_read(t, first, n);
+        for (size_t i = 0; st == MPIDHT_OK && i < n; ++i)
+            *entries += mpidht_scan_entry(t, i) != NULL;
+        first += n;
+    }
+    return st;
+}
+
+static uint64_t blocks_for(uint64_t entries, uint64_t cap)
+{
+    return entries / cap + (entries % cap != 0);
+}
+
+/* Every process's entry count → everyone's offsets and the totals. */
+static mpidht_status_t make_plan(mpidht_t *t, uint64_t entries, dump_plan_t *plan)
+{
+    uint64_t *counts = malloc((size_t)t->comm_size * sizeof *counts);
+    mpidht_status_t st = mpidht_agree(t->comm, counts ? MPIDHT_OK : MPIDHT_ERR_NO_MEMORY);
+    if (st != MPIDHT_OK) {
+        free(counts);
+        return st;
+    }
+    if (MPI_Allgather(&entries, 1, MPI_UINT64_T, counts, 1, MPI_UINT64_T, t->comm) !=
+        MPI_SUCCESS) {
+        free(counts);
+        return MPIDHT_ERR_MPI;
+    }
+    plan->record_size = (uint64_t)t->key_size + t->value_size;
+    plan->block_cap = mpidht_dump_block_cap((size_t)plan->record_size);
+    plan->entries = entries;
+    plan->blocks = blocks_for(entries, plan->block_cap);
+    plan->first_block = plan->first_record = 0;
+    plan->total_entries = plan->total_blocks = 0;
+    for (int r = 0; r < t->comm_size; ++r) {
+        if (r == t->rank) {
+            plan->first_block = plan->total_blocks;
+            plan->first_record = plan->total_entries;
+        }
+        plan->total_entries += counts[r];
+        plan->total_blocks += blocks_for(counts[r], plan->block_cap);
+    }
+    free(counts);
+    return MPIDHT_OK;
+}
+
+/* Writes this process's records, block by block, and fills blocks[] with
+ * their counts and checksums. */
+static mpidht_status_t write_records(mpidht_t *t, MPI_File fh, const dump_plan_t *plan,
+                                     mpidht_dump_block_t *blocks)
+{
+    unsigned char *buf = malloc((size_t)(plan->block_cap * plan->record_size));
+    if (!buf)
+        return MPIDHT_ERR_NO_MEMORY;
+    uint64_t offset = MPIDHT_DUMP_HEADER_SIZE +
+                      plan->total_blocks * MPIDHT_DUMP_BLOCK_ENTRY_SIZE +
+                      plan->first_record * plan->record_size;
+    uint64_t written = 0, block = 0, filled = 0;
+    mpidht_status_t st = MPIDHT_OK;
+    for (uint64_t first = 0; st == MPIDHT_OK && first < t->local_buckets;) {
+        size_t n = t->scan->capacity;
+        if (n > t->local_buckets - first)
+            n = (size_t)(t->local_buckets - first);
+        st = mpidht_scan_read(t, first, n);
+        for (size_t i = 0; st == MPIDHT_OK && i < n; ++i) {
+            unsigned char *b = mpidht_scan_entry(t, i);
+            if (!b)
+                continue;
+            if (written + filled == plan->entries) {
+                st = MPIDHT_ERR_CONCURRENT_USE;
+                break;
+            }
+            unsigned char *r = buf + filled * plan->record_size;
+            memcpy(r, mpidht_bucket_key(t, b), t->key_size);
+            memcpy(r + t->key_size, mpidht_bucket_value(t, b), t->value_size);
+            if (++filled < plan->block_cap && written + filled < plan->entries)
+                continue;
+            size_t len = (size_t)(filled * plan->record_size);
+            blocks[block].entries = filled;
+            blocks[block].checksum = mpidht_dump_checksum(buf, len);
+            st = mpidht_file_write_at(fh, offset, buf, len);
+            offset += len;
+            written += filled;
+            filled = 0;
+            ++block;
+        }
+        first += n;
+    }
+    free(buf);
+    if (st == MPIDHT_OK && written != plan->entries)
+        st = MPIDHT_ERR_CONCURRENT_USE;
+    return st;
+}
+
+/* Rank 0 gathers every block entry and writes the block table and the
+ * header. */
+static mpidht_status_t write_index(mpidht_t *t, MPI_File fh, const dump_plan_t *plan,
+                                   const mpidht_dump_block_t *mine)
+{
+    MPI_Datatype entry;
+    if (MPI_Type_contiguous(2, MPI_UINT64_T, &entry) != MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    MPI_Type_commit(&entry);
+    int *counts = NULL, *displs = NULL;
+    mpidht_dump_block_t *all = NULL;
+    unsigned char *table = NULL;
+    mpidht_status_t st = MPIDHT_OK;
+    if (t->rank == 0) {
+        counts = malloc((size_t)t->comm_size * sizeof *counts);
+        displs = malloc((size_t)t->comm_size * sizeof *displs);
+        all = malloc((size_t)(plan->total_blocks + 1) * sizeof *all);
+        table = malloc((size_t)(plan->total_blocks * MPIDHT_DUMP_BLOCK_ENTRY_SIZE + 1));
+        if (!counts || !displs || !all || !table)
+            st = MPIDHT_ERR_NO_MEMORY;
+    }
+    st = mpidht_agree(t->comm, st);
+    /* Block counts per process stay far below INT_MAX: a block holds up to
+     * 1 MiB of records, and a process at most its node's memory. */
+    int nblocks = (int)plan->blocks;
+    if (st == MPIDHT_OK &&
+        MPI_Gather(&nblocks, 1, MPI_INT, counts, 1, MPI_INT, 0, t->comm) != MPI_SUCCESS)
+        st = MPIDHT_ERR_MPI;
+    if (st == MPIDHT_OK && t->rank == 0) {
+        int at = 0;
+        for (int r = 0; r < t->comm_size; ++r) {
+            displs[r] = at;
+            at += counts[r];
+        }
+    }
+    if (st == MPIDHT_OK && MPI_Gatherv(mine, nblocks, entry, all, counts, displs,
+                                       entry, 0, t->comm) != MPI_SUCCESS)
+        st = MPIDHT_ERR_MPI;
+    if (st == MPIDHT_OK && t->rank == 0) {
+        size_t table_len = (size_t)(plan->total_blocks * MPIDHT_DUMP_BLOCK_ENTRY_SIZE);
+        mpidht_dump_encode_blocks(all, plan->total_blocks, table);
+        mpidht_dump_header_t h = {
+            .version = MPIDHT_DUMP_FORMAT_VERSION,
+            .byte_order = mpidht_dump_native_byte_order(),
+            .key_size = t->key_size,
+            .value_size = t->value_size,
+            .entries = plan->total_entries,
+            .blocks = plan->total_blocks,
+            .table_checksum = mpidht_dump_checksum(table, table_len),
+        };
+        unsigned char header[MPIDHT_DUMP_HEADER_SIZE];
+        mpidht_dump_encode_header(&h, header);
+        st = mpidht_file_write_at(fh, MPIDHT_DUMP_HEADER_SIZE, table, table_len);
+        if (st == MPIDHT_OK)
+            st = mpidht_file_write_at(fh, 0, header, sizeof header);
+    }
+    free(counts);
+    free(displs);
+    free(all);
+    free(table);
+    MPI_Type_free(&entry);
+    return st;
+}
+
+/* Makes the rename itself durable; a failure here is not fatal (the data
+ * are synced), so it is ignored, as is a directory that cannot be
+ * opened. */
+static void sync_directory(const char *path)
+{
+    char *dir = strdup(path);
+    if (!dir)
+        return;
+    char *slash = strrchr(dir, '/');
+    const char *name = slash ? (slash == dir ? "/" : dir) : ".";
+    if (slash && slash != dir)
+        *slash = '\0';
+    int fd = open(name, O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
+/* Writes the whole file under partial; every process returns the same
+ * status. */
+static mpidht_status_t write_file(mpidht_t *t, const char *partial)
+{
+    uint64_t entries = 0;
+    mpidht_status_t st = mpidht_agree(t->comm, mpidht_scan_reserve(t));
+    if (st == MPIDHT_OK)
+        st = mpidht_agree_same(t->comm, count_entries(t, &entries));
+    dump_plan_t plan;
+    if (st == MPIDHT_OK)
+        st = make_plan(t, entries, &plan);
+    if (st != MPIDHT_OK)
+        return mpidht_agree_same(t->comm, st);
+
+    if (t->rank == 0)
+        MPI_File_delete(partial, MPI_INFO_NULL); /* a leftover, if any */
+    MPI_File fh = MPI_FILE_NULL;
+    int rc = MPI_File_open(t->comm, partial, MPI_MODE_CREATE | MPI_MODE_WRONLY,
+                           MPI_INFO_NULL, &fh);
+    st = mpidht_agree_same(t->comm, rc == MPI_SUCCESS ? MPIDHT_OK : MPIDHT_ERR_FILE_IO);
+    if (st != MPIDHT_OK) {
+        if (rc == MPI_SUCCESS)
+            MPI_File_close(&fh);
+        return st;
+    }
+    mpidht_dump_block_t *blocks = malloc((size_t)(plan.blocks + 1) * sizeof *blocks);
+    st = blocks ? write_records(t, fh, &plan, blocks) : MPIDHT_ERR_NO_MEMORY;
+    st = mpidht_agree_same(t->comm, st);
+    if (st == MPIDHT_OK)
+        st = mpidht_agree_same(t->comm, write_index(t, fh, &plan, blocks));
+    free(blocks);
+    if (st == MPIDHT_OK && MPI_File_sync(fh) != MPI_SUCCESS)
+        st = MPIDHT_ERR_FILE_IO;
+    if (MPI_File_close(&fh) != MPI_SUCCESS && st == MPIDHT_OK)
+        st = MPIDHT_ERR_FILE_IO;
+    return mpidht_agree_same(t->comm, st);
+}
+
+mpidht_status_t mpidht_dump(mpidht_t *table, const char *path)
+{
+    int finalized = 0;
+    if (!table)
+        return MPIDHT_ERR_INVALID_HANDLE;
+    MPI_Finalized(&finalized);
+    if (finalized)
+        return MPIDHT_ERR_MPI_NOT_INITIALIZED;
+    mpidht_t *t = table;
+    char *partial = path ? malloc(strlen(path) + sizeof ".partial") : NULL;
+    mpidht_status_t st = mpidht_agree(t->comm, !path      ? MPIDHT_ERR_NULL_ARGUMENT
+                                               : !partial ? MPIDHT_ERR_NO_MEMORY
+                                                          : MPIDHT_OK);
+    bool same = false;
+    if (st == MPIDHT_OK)
+        st = mpidht_same_string(t->comm, path, &same);
+    if (st == MPIDHT_OK && !same)
+        st = MPIDHT_ERR_PATH_MISMATCH;
+    if (st == MPIDHT_OK) {
+        snprintf(partial, strlen(path) + sizeof ".partial", "%s.partial", path);
+        st = write_file(t, partial);
+        /* Only rank 0 renames or cleans up; it tells everyone how that went. */
+        if (t->rank == 0) {
+            if (st == MPIDHT_OK && rename(partial, path) != 0)
+                st = MPIDHT_ERR_FILE_IO;
+            if (st == MPIDHT_OK)
+                sync_directory(path);
+            else
+                MPI_File_delete(partial, MPI_INFO_NULL);
+        }
+        int code = (int)st;
+        if (MPI_Bcast(&code, 1, MPI_INT, 0, t->comm) != MPI_SUCCESS)
+            code = MPIDHT_ERR_MPI;
+        st = (mpidht_status_t)code;
+    }
+    free(partial);
+    return st;
+}

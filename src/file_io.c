@@ -1,0 +1,49 @@
+#include "file_io.h"
+
+/* MPI counts are int: move at most this many bytes per call. */
+#define PIECE ((size_t)1 << 30)
+
+typedef int (*transfer_fn)(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                           MPI_Datatype type, MPI_Status *status);
+
+static int write_piece(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                       MPI_Datatype type, MPI_Status *status)
+{
+    return MPI_File_write_at(fh, offset, buf, count, type, status);
+}
+
+/* Moves len bytes piece by piece; short_status is what a short transfer
+ * means (the file ended, or the write fell short). */
+static mpidht_status_t transfer(MPI_File fh, uint64_t offset, unsigned char *buf,
+                                size_t len, transfer_fn fn,
+                                mpidht_status_t short_status)
+{
+    while (len > 0) {
+        int piece = (int)(len < PIECE ? len : PIECE), done = 0;
+        MPI_Status status;
+        if (fn(fh, (MPI_Offset)offset, buf, piece, MPI_BYTE, &status) != MPI_SUCCESS ||
+            MPI_Get_count(&status, MPI_BYTE, &done) != MPI_SUCCESS)
+            return MPIDHT_ERR_FILE_IO;
+        if (done != piece)
+            return short_status;
+        offset += (uint64_t)piece;
+        buf += piece;
+        len -= (size_t)piece;
+    }
+    return MPIDHT_OK;
+}
+
+mpidht_status_t mpidht_file_read_at(MPI_File fh, uint64_t offset, void *buf,
+                                    size_t len)
+{
+    return transfer(fh, offset, buf, len, MPI_File_read_at, MPIDHT_ERR_FILE_CORRUPT);
+}
+
+mpidht_status_t mpidht_file_write_at(MPI_File fh, uint64_t offset,
+                                     const void *buf, size_t len)
+{
+    /* MPI_File_write_at takes const void * since MPI-3; the buffer is
+     * only read. */
+    return transfer(fh, offset, (unsigned char *)buf, len, write_piece,
+                    MPIDHT_ERR_FILE_IO);
+}

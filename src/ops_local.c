@@ -1,0 +1,52 @@
+/*
+ * Local iteration: the entries the calling process hosts, copied out in
+ * bucket order, one scan step at a time.
+ */
+#include <string.h>
+
+#include "bucket.h"
+#include "scan.h"
+
+mpidht_status_t mpidht_local_next(mpidht_t *table, uint64_t *cursor,
+                                  size_t max_entries, void *keys, void *values,
+                                  size_t *count)
+{
+    int finalized = 0;
+    if (!table)
+        return MPIDHT_ERR_INVALID_HANDLE;
+    if (!cursor || !keys || !values || !count)
+        return MPIDHT_ERR_NULL_ARGUMENT;
+    *count = 0;
+    if (max_entries == 0 || *cursor > table->local_buckets)
+        return MPIDHT_ERR_ITERATION;
+    MPI_Finalized(&finalized);
+    if (finalized)
+        return MPIDHT_ERR_MPI_NOT_INITIALIZED;
+    mpidht_t *t = table;
+    mpidht_status_t st = mpidht_scan_reserve(t);
+    unsigned char *k = keys, *v = values;
+    /* A step never covers more buckets than there is room for entries, so
+     * every entry it finds can be returned. */
+    while (st == MPIDHT_OK && *count < max_entries && *cursor < t->local_buckets) {
+        size_t n = t->scan->capacity;
+        if (n > max_entries - *count)
+            n = max_entries - *count;
+        if (n > t->local_buckets - *cursor)
+            n = (size_t)(t->local_buckets - *cursor);
+        st = mpidht_scan_read(t, *cursor, n);
+        for (size_t i = 0; st == MPIDHT_OK && i < n; ++i) {
+            unsigned char *b = mpidht_scan_entry(t, i);
+            if (!b)
+                continue;
+            memcpy(k + *count * t->key_size, mpidht_bucket_key(t, b), t->key_size);
+            memcpy(v + *count * t->value_size, mpidht_bucket_value(t, b),
+                   t->value_size);
+            ++*count;
+        }
+        if (st == MPIDHT_OK)
+            *cursor += n;
+    }
+    if (st != MPIDHT_OK)
+        *count = 0;
+    return st;
+}

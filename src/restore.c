@@ -1,0 +1,309 @@
+/*
+ * mpidht_restore: rank 0 reads and checks the header and the block table
+ * and sends them to everyone; every process verifies a share of the
+ * blocks; only then, in rounds, each process reads one block, sends its
+ * records to the processes hosting their keys (MPI_Alltoallv), and writes
+ * what it receives into its own buckets with mpidht_write_batch. Memory
+ * is bounded by a block per process and round.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "collective.h"
+#include "dump_format.h"
+#include "file_io.h"
+#include "table.h"
+
+typedef struct dump_file {
+    MPI_File fh;
+    mpidht_dump_header_t header;
+    mpidht_dump_block_t *blocks; /* [header.blocks] */
+    uint64_t *offsets;           /* [header.blocks] byte offset of each */
+    size_t record_size;
+    MPI_Datatype record;         /* record_size bytes */
+    unsigned char *block;        /* one block's records */
+} dump_file_t;
+
+/* Rank 0: reads and checks header and block table. */
+static mpidht_status_t read_index_root(const mpidht_t *t, dump_file_t *f)
+{
+    MPI_Offset size = 0;
+    if (MPI_File_get_size(f->fh, &size) != MPI_SUCCESS || size < 0)
+        return MPIDHT_ERR_FILE_IO;
+    unsigned char header[MPIDHT_DUMP_HEADER_SIZE];
+    size_t len = (uint64_t)size < sizeof header ? (size_t)size : sizeof header;
+    mpidht_status_t st = mpidht_file_read_at(f->fh, 0, header, len);
+    if (st == MPIDHT_OK)
+        st = mpidht_dump_decode_header(header, len, &f->header);
+    if (st == MPIDHT_OK)
+        st = mpidht_dump_check_layout(&f->header, t->key_size, t->value_size,
+                                      (uint64_t)size);
+    if (st != MPIDHT_OK)
+        return st;
+    /* The layout check bounds the table by the file's size. */
+    size_t table_len = (size_t)(f->header.blocks * MPIDHT_DUMP_BLOCK_ENTRY_SIZE);
+    unsigned char *table = malloc(table_len + 1);
+    f->blocks = malloc((size_t)(f->header.blocks + 1) * sizeof *f->blocks);
+    st = table && f->blocks ? MPIDHT_OK : MPIDHT_ERR_NO_MEMORY;
+    if (st == MPIDHT_OK)
+        st = mpidht_file_read_at(f->fh, MPIDHT_DUMP_HEADER_SIZE, table, table_len);
+    if (st == MPIDHT_OK)
+        st = mpidht_dump_decode_blocks(&f->header, table, f->blocks);
+    free(table);
+    return st;
+}
+
+/* Everyone: the index rank 0 read, or the same error. */
+static mpidht_status_t read_index(const mpidht_t *t, dump_file_t *f)
+{
+    mpidht_status_t st = t->rank == 0 ? read_index_root(t, f) : MPIDHT_OK;
+    st = mpidht_agree_same(t->comm, st);
+    if (st != MPIDHT_OK)
+        return st;
+    uint64_t h[5] = {f->header.key_size, f->header.value_size, f->header.entries,
+                     f->header.blocks, f->header.table_checksum};
+    if (MPI_Bcast(h, 5, MPI_UINT64_T, 0, t->comm) != MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    f->header.key_size = h[0];
+    f->header.value_size = h[1];
+    f->header.entries = h[2];
+    f->header.blocks = h[3];
+    f->header.table_checksum = h[4];
+    if (t->rank != 0)
+        f->blocks = malloc((size_t)(f->header.blocks + 1) * sizeof *f->blocks);
+    f->offsets = malloc((size_t)(f->header.blocks + 1) * sizeof *f->offsets);
+    st = mpidht_agree_same(t->comm, f->blocks && f->offsets ? MPIDHT_OK
+                                                            : MPIDHT_ERR_NO_MEMORY);
+    /* In pieces: MPI counts are int. */
+    const uint64_t piece = (uint64_t)1 << 26;
+    for (uint64_t at = 0; st == MPIDHT_OK && at < f->header.blocks; at += piece) {
+        uint64_t n = f->header.blocks - at < piece ? f->header.blocks - at : piece;
+        if (MPI_Bcast(f->blocks + at, (int)(2 * n), MPI_UINT64_T, 0, t->comm) !=
+            MPI_SUCCESS)
+            st = MPIDHT_ERR_MPI;
+    }
+    if (st != MPIDHT_OK)
+        return st;
+    f->record_size = (size_t)(f->header.key_size + f->header.value_size);
+    uint64_t offset = mpidht_dump_records_offset(&f->header);
+    for (uint64_t i = 0; i < f->header.blocks; ++i) {
+        f->offsets[i] = offset;
+        offset += f->blocks[i].entries * f->record_size;
+    }
+    size_t block_bytes = (size_t)mpidht_dump_block_cap(f->record_size) * f->record_size;
+    f->block = malloc(block_bytes);
+    if (!f->block)
+        st = MPIDHT_ERR_NO_MEMORY;
+    else if (MPI_Type_contiguous((int)f->record_size, MPI_BYTE, &f->record) !=
+                 MPI_SUCCESS ||
+             MPI_Type_commit(&f->record) != MPI_SUCCESS)
+        st = MPIDHT_ERR_MPI;
+    return mpidht_agree_same(t->comm, st);
+}
+
+/* Reads block i into f->block and checks its checksum. */
+static mpidht_status_t read_block(dump_file_t *f, uint64_t i)
+{
+    size_t len = (size_t)f->blocks[i].entries * f->record_size;
+    mpidht_status_t st = mpidht_file_read_at(f->fh, f->offsets[i], f->block, len);
+    if (st == MPIDHT_OK && mpidht_dump_checksum(f->block, len) != f->blocks[i].checksum)
+        st = MPIDHT_ERR_FILE_CORRUPT;
+    return st;
+}
+
+/* Every block, each by one process, before anything is written. */
+static mpidht_status_t verify_blocks(const mpidht_t *t, dump_file_t *f)
+{
+    mpidht_status_t st = MPIDHT_OK;
+    for (uint64_t i = (uint64_t)t->rank; st == MPIDHT_OK && i < f->header.blocks;
+         i += (uint64_t)t->comm_size)
+        st = read_block(f, i);
+    return mpidht_agree_same(t->comm, st);
+}
+
+/* Buffers of the load rounds, grown as needed. */
+typedef struct load_buffers {
+    int *send_counts, *send_displs, *recv_counts, *recv_displs, *dest;
+    unsigned char *send, *recv, *keys, *values;
+    size_t recv_capacity; /* records */
+    mpidht_write_outcome_t *outcomes;
+} load_buffers_t;
+
+static void free_buffers(load_buffers_t *b)
+{
+    free(b->send_counts);
+    free(b->send_displs);
+    free(b->recv_counts);
+    free(b->recv_displs);
+    free(b->dest);
+    free(b->send);
+    free(b->recv);
+    free(b->keys);
+    free(b->values);
+    free(b->outcomes);
+}
+
+static mpidht_status_t grow_receive(const mpidht_t *t, const dump_file_t *f,
+                                    load_buffers_t *b, size_t records)
+{
+    if (records <= b->recv_capacity)
+        return MPIDHT_OK;
+    void *recv = realloc(b->recv, records * f->record_size);
+    if (recv)
+        b->recv = recv;
+    void *keys = realloc(b->keys, records * t->key_size);
+    if (keys)
+        b->keys = keys;
+    void *values = realloc(b->values, records * t->value_size);
+    if (values)
+        b->values = values;
+    void *outcomes = realloc(b->outcomes, records * sizeof *b->outcomes);
+    if (outcomes)
+        b->outcomes = outcomes;
+    if (!recv || !keys || !values || !outcomes)
+        return MPIDHT_ERR_NO_MEMORY;
+    b->recv_capacity = records;
+    return MPIDHT_OK;
+}
+
+/* Sends the n records in f->block to the processes hosting their keys
+ * and writes the ones received; adds the outcomes to tally. */
+static mpidht_status_t route_and_write(mpidht_t *t, const dump_file_t *f,
+                                       load_buffers_t *b, size_t n, uint64_t tally[3])
+{
+    int p = t->comm_size;
+    memset(b->send_counts, 0, (size_t)p * sizeof *b->send_counts);
+    for (size_t i = 0; i < n; ++i) {
+        mpidht_address_t addr;
+        mpidht_locate(t, f->block + i * f->record_size, &addr);
+        b->dest[i] = addr.rank;
+        b->send_counts[addr.rank]++;
+    }
+    int at = 0;
+    for (int r = 0; r < p; ++r) {
+        b->send_displs[r] = at;
+        at += b->send_counts[r];
+    }
+    /* Placed by destination; send_displs are restored afterwards. */
+    for (size_t i = 0; i < n; ++i)
+        memcpy(b->send + (size_t)b->send_displs[b->dest[i]]++ * f->record_size,
+               f->block + i * f->record_size, f->record_size);
+    for (int r = 0; r < p; ++r)
+        b->send_displs[r] -= b->send_counts[r];
+    if (MPI_Alltoall(b->send_counts, 1, MPI_INT, b->recv_counts, 1, MPI_INT, t->comm) !=
+        MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    size_t m = 0;
+    for (int r = 0; r < p; ++r) {
+        b->recv_displs[r] = (int)m;
+        m += (size_t)b->recv_counts[r];
+    }
+    mpidht_status_t st = mpidht_agree_same(t->comm, grow_receive(t, f, b, m + 1));
+    if (st != MPIDHT_OK)
+        return st;
+    if (MPI_Alltoallv(b->send, b->send_counts, b->send_displs, f->record, b->recv,
+                      b->recv_counts, b->recv_displs, f->record, t->comm) != MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    for (size_t i = 0; i < m; ++i) {
+        const unsigned char *r = b->recv + i * f->record_size;
+        memcpy(b->keys + i * t->key_size, r, t->key_size);
+        memcpy(b->values + i * t->value_size, r + t->key_size, t->value_size);
+    }
+    st = mpidht_write_batch(t, m, b->keys, b->values, b->outcomes);
+    for (size_t i = 0; st == MPIDHT_OK && i < m; ++i)
+        tally[b->outcomes[i]]++;
+    return st;
+}
+
+/* The load rounds: in round k process r handles block k * p + r. */
+static mpidht_status_t load_blocks(mpidht_t *t, dump_file_t *f, uint64_t tally[3])
+{
+    size_t p = (size_t)t->comm_size;
+    uint64_t cap = mpidht_dump_block_cap(f->record_size);
+    load_buffers_t b = {0};
+    b.send_counts = malloc(p * sizeof(int));
+    b.send_displs = malloc(p * sizeof(int));
+    b.recv_counts = malloc(p * sizeof(int));
+    b.recv_displs = malloc(p * sizeof(int));
+    b.dest = malloc((size_t)cap * sizeof(int));
+    b.send = malloc((size_t)cap * f->record_size);
+    mpidht_status_t st = b.send_counts && b.send_displs && b.recv_counts &&
+                                 b.recv_displs && b.dest && b.send
+                             ? MPIDHT_OK
+                             : MPIDHT_ERR_NO_MEMORY;
+    st = mpidht_agree_same(t->comm, st);
+    uint64_t rounds = (f->header.blocks + p - 1) / p;
+    for (uint64_t k = 0; st == MPIDHT_OK && k < rounds; ++k) {
+        uint64_t i = k * p + (uint64_t)t->rank;
+        size_t n = 0;
+        if (i < f->header.blocks) {
+            /* Verified before; a mismatch now means the file changed. */
+            st = read_block(f, i);
+            n = (size_t)f->blocks[i].entries;
+        }
+        st = mpidht_agree_same(t->comm, st);
+        if (st == MPIDHT_OK)
+            st = mpidht_agree_same(t->comm, route_and_write(t, f, &b, n, tally));
+    }
+    free_buffers(&b);
+    return st;
+}
+
+static mpidht_status_t restore_file(mpidht_t *t, const char *path,
+                                    mpidht_restore_report_t *report)
+{
+    dump_file_t f = {.fh = MPI_FILE_NULL, .record = MPI_DATATYPE_NULL};
+    int rc = MPI_File_open(t->comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &f.fh);
+    mpidht_status_t st =
+        mpidht_agree_same(t->comm, rc == MPI_SUCCESS ? MPIDHT_OK : MPIDHT_ERR_FILE_IO);
+    if (st != MPIDHT_OK) {
+        if (rc == MPI_SUCCESS)
+            MPI_File_close(&f.fh);
+        return st;
+    }
+    st = read_index(t, &f);
+    if (st == MPIDHT_OK)
+        st = verify_blocks(t, &f);
+    uint64_t tally[3] = {0, 0, 0}, total[3] = {0, 0, 0};
+    if (st == MPIDHT_OK) {
+        mpidht_stats_t kept = t->stats;
+        st = load_blocks(t, &f, tally);
+        t->stats = kept;
+        if (MPI_Allreduce(tally, total, 3, MPI_UINT64_T, MPI_SUM, t->comm) !=
+                MPI_SUCCESS &&
+            st == MPIDHT_OK)
+            st = MPIDHT_ERR_MPI;
+    }
+    if (st == MPIDHT_OK && report) {
+        report->entries = f.header.entries;
+        report->inserted = total[MPIDHT_WRITE_INSERTED];
+        report->updated = total[MPIDHT_WRITE_UPDATED];
+        report->evicted = total[MPIDHT_WRITE_EVICTED];
+    }
+    if (f.record != MPI_DATATYPE_NULL)
+        MPI_Type_free(&f.record);
+    MPI_File_close(&f.fh);
+    free(f.blocks);
+    free(f.offsets);
+    free(f.block);
+    return st;
+}
+
+mpidht_status_t mpidht_restore(mpidht_t *table, const char *path,
+                               mpidht_restore_report_t *report)
+{
+    int finalized = 0;
+    if (!table)
+        return MPIDHT_ERR_INVALID_HANDLE;
+    MPI_Finalized(&finalized);
+    if (finalized)
+        return MPIDHT_ERR_MPI_NOT_INITIALIZED;
+    mpidht_status_t st =
+        mpidht_agree(table->comm, path ? MPIDHT_OK : MPIDHT_ERR_NULL_ARGUMENT);
+    bool same = false;
+    if (st == MPIDHT_OK)
+        st = mpidht_same_string(table->comm, path, &same);
+    if (st == MPIDHT_OK && !same)
+        st = MPIDHT_ERR_PATH_MISMATCH;
+    return st == MPIDHT_OK ? restore_file(table, path, report) : st;
+}

@@ -1,0 +1,32 @@
+/*
+ * Reading the calling process's own buckets in ranges, each bucket whole,
+ * for local iteration and dump. Internal.
+ */
+#ifndef MPIDHT_SCAN_H
+#define MPIDHT_SCAN_H
+
+#include "table.h"
+
+/* Bytes of buckets one scan step copies (at least one bucket). */
+#define MPIDHT_SCAN_BYTES ((size_t)1 << 20)
+
+typedef struct mpidht_scan {
+    size_t capacity;         /* buckets per step */
+    unsigned char *buckets;  /* [capacity] bucket copies */
+} mpidht_scan_t;
+
+/* Allocates t->scan at first use. MPIDHT_OK or MPIDHT_ERR_NO_MEMORY. */
+mpidht_status_t mpidht_scan_reserve(mpidht_t *t);
+
+/* Frees t->scan (with the table). */
+void mpidht_scan_release(mpidht_t *t);
+
+/* Copies this process's buckets [first, first + n) into t->scan->buckets
+ * through the protocol's read_local; n <= capacity and
+ * first + n <= local_buckets. */
+mpidht_status_t mpidht_scan_read(mpidht_t *t, uint64_t first, size_t n);
+
+/* Copy i of the last scan step if it holds an entry, else NULL. */
+unsigned char *mpidht_scan_entry(const mpidht_t *t, size_t i);
+
+#endif /* MPIDHT_SCAN_H */

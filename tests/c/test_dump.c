@@ -1,0 +1,143 @@
+/*
+ * Dump and restore round trips.
+ *
+ *   test_dump                 at this process count: every protocol's
+ *                             table dumped and restored into a table of
+ *                             every protocol and another size; restoring
+ *                             twice updates; a table too small reports
+ *                             its evictions; empty tables; processes
+ *                             hosting nothing.
+ *   test_dump write FILE      fills a table and dumps it to FILE;
+ *   test_dump read FILE       restores FILE and checks every entry: run
+ *                             at other process counts than the writer.
+ */
+#include "table_digest.h"
+
+enum { IDS = 3000, KEY = 32, VALUE = 72, SALT = 5 };
+
+static mpidht_t *make_table(mpidht_protocol_t protocol, size_t memory)
+{
+    mpidht_params_t p = test_params(protocol, KEY, VALUE, memory);
+    mpidht_t *table = NULL;
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+    return table;
+}
+
+/* Room for IDS entries at a load below 5 % on any process count. */
+static size_t roomy(void)
+{
+    return (size_t)(IDS * 20 / test_size() + 64) * 128;
+}
+
+static void check_report(const mpidht_restore_report_t *r, uint64_t entries,
+                         uint64_t inserted, uint64_t updated, uint64_t evicted)
+{
+    CHECK(r->entries == entries);
+    CHECK(r->inserted == inserted);
+    CHECK(r->updated == updated);
+    CHECK(r->evicted == evicted);
+}
+
+static void round_trips(const char *file)
+{
+    table_digest_t expect = digest_ids(IDS, KEY, VALUE, SALT);
+    for (int s = 0; s < TEST_PROTOCOL_COUNT; ++s) {
+        mpidht_protocol_t from = test_protocols[s];
+        mpidht_t *source = make_table(from, roomy());
+        fill_ids(source, from, IDS, KEY, VALUE, SALT);
+        mpidht_stats_t before, after;
+        CHECK_OK(mpidht_stats_local(source, &before));
+        CHECK_OK(mpidht_dump(source, file));
+        CHECK_OK(mpidht_stats_local(source, &after));
+        CHECK(memcmp(&before, &after, sizeof before) == 0);
+        CHECK(digest_equal(digest_table(source, KEY, VALUE), expect));
+        CHECK_OK(mpidht_free(&source));
+        for (int d = 0; d < TEST_PROTOCOL_COUNT; ++d) {
+            mpidht_protocol_t to = test_protocols[d];
+            TEST_CONTEXT("restoring a %s dump into a %s table",
+                         mpidht_protocol_name(from), mpidht_protocol_name(to));
+            mpidht_t *target = make_table(to, roomy() * 2);
+            mpidht_restore_report_t r;
+            CHECK_OK(mpidht_restore(target, file, &r));
+            check_report(&r, IDS, IDS, 0, 0);
+            CHECK(digest_equal(digest_table(target, KEY, VALUE), expect));
+            /* Every entry is where reads find it. */
+            unsigned char key[KEY], value[VALUE], want[VALUE];
+            for (uint64_t id = (uint64_t)test_rank(); id < IDS; id += 7) {
+                test_fill(key, KEY, id, 1);
+                test_fill(want, VALUE, id, SALT);
+                CHECK_OK(mpidht_read(target, key, value));
+                CHECK(memcmp(value, want, VALUE) == 0);
+            }
+            /* A second restore replaces every value with itself. */
+            CHECK_OK(mpidht_restore(target, file, &r));
+            check_report(&r, IDS, 0, IDS, 0);
+            CHECK(digest_equal(digest_table(target, KEY, VALUE), expect));
+            CHECK_OK(mpidht_free(&target));
+        }
+    }
+    TEST_CONTEXT("restoring into a table too small for the dump");
+    mpidht_t *small = make_table(MPIDHT_PROTOCOL_FINE, (size_t)IDS / 2 / test_size() * 128);
+    mpidht_restore_report_t r;
+    CHECK_OK(mpidht_restore(small, file, &r));
+    CHECK(r.entries == IDS && r.evicted > 0);
+    CHECK(r.inserted + r.updated + r.evicted == IDS);
+    table_digest_t kept = digest_table(small, KEY, VALUE);
+    CHECK(kept.entries == r.inserted);
+    CHECK_OK(mpidht_free(&small));
+}
+
+static void empty_and_hostless(const char *file)
+{
+    TEST_CONTEXT("dumping an empty table");
+    mpidht_t *table = make_table(MPIDHT_PROTOCOL_LOCKFREE, 4096);
+    CHECK_OK(mpidht_dump(table, file));
+    mpidht_restore_report_t r;
+    CHECK_OK(mpidht_restore(table, file, &r));
+    check_report(&r, 0, 0, 0, 0);
+    CHECK(digest_table(table, KEY, VALUE).entries == 0);
+    CHECK_OK(mpidht_free(&table));
+
+    TEST_CONTEXT("dumping and restoring with ranks that host nothing");
+    /* Only rank 0 hosts the table; the others still iterate, dump and
+     * restore (they read blocks and route them). */
+    size_t memory = test_rank() == 0 ? roomy() * (size_t)test_size() : 0;
+    mpidht_t *hosted = make_table(MPIDHT_PROTOCOL_COARSE, memory);
+    fill_ids(hosted, MPIDHT_PROTOCOL_COARSE, IDS, KEY, VALUE, SALT);
+    CHECK_OK(mpidht_dump(hosted, file));
+    CHECK_OK(mpidht_free(&hosted));
+    mpidht_t *everywhere = make_table(MPIDHT_PROTOCOL_LOCKFREE, roomy());
+    CHECK_OK(mpidht_restore(everywhere, file, &r));
+    check_report(&r, IDS, IDS, 0, 0);
+    CHECK(digest_equal(digest_table(everywhere, KEY, VALUE),
+                       digest_ids(IDS, KEY, VALUE, SALT)));
+    CHECK_OK(mpidht_free(&everywhere));
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    if (argc == 3 && strcmp(argv[1], "write") == 0) {
+        mpidht_t *table = make_table(MPIDHT_PROTOCOL_LOCKFREE, roomy());
+        fill_ids(table, MPIDHT_PROTOCOL_LOCKFREE, IDS, KEY, VALUE, SALT);
+        CHECK_OK(mpidht_dump(table, argv[2]));
+        CHECK_OK(mpidht_free(&table));
+    } else if (argc == 3 && strcmp(argv[1], "read") == 0) {
+        mpidht_t *table = make_table(MPIDHT_PROTOCOL_COARSE, roomy());
+        mpidht_restore_report_t r;
+        CHECK_OK(mpidht_restore(table, argv[2], &r));
+        check_report(&r, IDS, IDS, 0, 0);
+        CHECK(digest_equal(digest_table(table, KEY, VALUE),
+                           digest_ids(IDS, KEY, VALUE, SALT)));
+        CHECK_OK(mpidht_free(&table));
+    } else {
+        char file[64];
+        snprintf(file, sizeof file, "test_dump_np%d.mpidht", test_size());
+        round_trips(file);
+        empty_and_hostless(file);
+        if (test_rank() == 0)
+            remove(file);
+    }
+    MPI_Finalize();
+    return 0;
+}

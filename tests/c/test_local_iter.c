@@ -1,0 +1,147 @@
+/*
+ * Local iteration (mpidht_local_next): after every rank has written its
+ * share of ids, the entries the ranks iterate over are, together, exactly
+ * the ids written, each once, for every protocol and for cursors resumed
+ * with 1, 2, 37 and 10000 rows per call. Then hot keys: every rank keeps
+ * rewriting the same few keys while iterating its own entries, and every
+ * entry it sees must be whole (its value names its key and carries a
+ * check word). Finally the rejections.
+ */
+#include "table_digest.h"
+
+enum { IDS = 1500, KEY = 24, VALUE = 40, HOT_KEYS = 8, HOT_ROUNDS = 300 };
+
+static void check_exact_content(mpidht_protocol_t protocol)
+{
+    mpidht_params_t p = test_params(protocol, KEY, VALUE, 1 << 20);
+    mpidht_t *table = NULL;
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+    fill_ids(table, protocol, IDS, KEY, VALUE, 2);
+    CHECK(digest_equal(digest_table(table, KEY, VALUE), digest_ids(IDS, KEY, VALUE, 2)));
+
+    static const size_t rows[] = {1, 2, 10000};
+    unsigned char *keys = malloc(10000 * KEY), *values = malloc(10000 * VALUE);
+    for (size_t r = 0; r < sizeof rows / sizeof *rows; ++r) {
+        TEST_CONTEXT("iterating %s with %zu rows per call", mpidht_protocol_name(protocol),
+                     rows[r]);
+        uint64_t cursor = 0, seen = 0, all = 0;
+        size_t count;
+        do {
+            CHECK_OK(mpidht_local_next(table, &cursor, rows[r], keys, values, &count));
+            for (size_t i = 0; i < count; ++i) {
+                unsigned char expect[VALUE];
+                uint64_t id = 0;
+                memcpy(&id, keys + i * KEY, sizeof id); /* test_fill leads with the id */
+                CHECK(id < IDS);
+                test_fill(expect, VALUE, id, 2);
+                CHECK(memcmp(expect, values + i * VALUE, VALUE) == 0);
+            }
+            seen += count;
+        } while (count > 0);
+        /* The end is sticky. */
+        CHECK_OK(mpidht_local_next(table, &cursor, rows[r], keys, values, &count));
+        CHECK(count == 0);
+        MPI_Allreduce(&seen, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(all == IDS);
+    }
+    TEST_CONTEXT("%s", "");
+    mpidht_stats_t stats;
+    CHECK_OK(mpidht_stats_local(table, &stats));
+    CHECK(stats.reads == 0); /* iteration is not counted as reads */
+    free(keys);
+    free(values);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_OK(mpidht_free(&table));
+}
+
+/* A hot value: the key's id and a round, then a word derived from both,
+ * repeated, so that any mix of two writes shows. */
+static void hot_value(unsigned char *v, uint64_t id, uint64_t round)
+{
+    uint64_t words[VALUE / 8];
+    words[0] = id;
+    words[1] = round;
+    for (size_t i = 2; i < VALUE / 8; ++i)
+        words[i] = (id * 0x9e3779b97f4a7c15u) ^ (round * 0xbf58476d1ce4e5b9u) ^ i;
+    memcpy(v, words, sizeof words);
+}
+
+static void check_hot_iteration(mpidht_protocol_t protocol)
+{
+    TEST_CONTEXT("iterating %s under hot writes", mpidht_protocol_name(protocol));
+    /* Small and full: the hot keys keep evicting one another too. */
+    mpidht_params_t p = test_params(protocol, KEY, VALUE, 4096);
+    mpidht_t *table = NULL;
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+    unsigned char key[KEY], value[VALUE], keys[5 * KEY], values[5 * VALUE];
+    uint64_t cursor = 0, checked = 0;
+    for (uint64_t round = 0; round < HOT_ROUNDS; ++round) {
+        uint64_t id = (round * 7 + (uint64_t)test_rank()) % HOT_KEYS;
+        test_fill(key, KEY, id, 1);
+        hot_value(value, id, round);
+        CHECK_OK(mpidht_write(table, key, value, NULL));
+        size_t count = 0;
+        CHECK_OK(mpidht_local_next(table, &cursor, 5, keys, values, &count));
+        if (count == 0)
+            cursor = 0;
+        for (size_t i = 0; i < count; ++i) {
+            uint64_t words[2];
+            memcpy(words, values + i * VALUE, sizeof words);
+            CHECK(words[0] < HOT_KEYS);
+            test_fill(key, KEY, words[0], 1);
+            CHECK(memcmp(key, keys + i * KEY, KEY) == 0);
+            hot_value(value, words[0], words[1]);
+            CHECK(memcmp(value, values + i * VALUE, VALUE) == 0);
+        }
+        checked += count;
+    }
+    CHECK(checked > 0 || test_size() > 1);
+    TEST_CONTEXT("%s", "");
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_OK(mpidht_free(&table));
+}
+
+static void check_rejections(void)
+{
+    mpidht_params_t p = test_params(MPIDHT_PROTOCOL_LOCKFREE, KEY, VALUE, 1 << 16);
+    mpidht_t *table = NULL;
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+    mpidht_info_t info;
+    CHECK_OK(mpidht_get_info(table, &info));
+    unsigned char keys[KEY], values[VALUE];
+    uint64_t cursor = 0;
+    size_t count = 99;
+    CHECK_STATUS(mpidht_local_next(NULL, &cursor, 1, keys, values, &count),
+                 MPIDHT_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mpidht_local_next(table, NULL, 1, keys, values, &count),
+                 MPIDHT_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mpidht_local_next(table, &cursor, 1, NULL, values, &count),
+                 MPIDHT_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mpidht_local_next(table, &cursor, 1, keys, NULL, &count),
+                 MPIDHT_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mpidht_local_next(table, &cursor, 1, keys, values, NULL),
+                 MPIDHT_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mpidht_local_next(table, &cursor, 0, keys, values, &count),
+                 MPIDHT_ERR_ITERATION);
+    CHECK(count == 0);
+    cursor = info.local_buckets + 1;
+    CHECK_STATUS(mpidht_local_next(table, &cursor, 1, keys, values, &count),
+                 MPIDHT_ERR_ITERATION);
+    cursor = info.local_buckets;
+    CHECK_OK(mpidht_local_next(table, &cursor, 1, keys, values, &count));
+    CHECK(count == 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_OK(mpidht_free(&table));
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p) {
+        check_exact_content(test_protocols[p]);
+        check_hot_iteration(test_protocols[p]);
+    }
+    check_rejections();
+    MPI_Finalize();
+    return 0;
+}
