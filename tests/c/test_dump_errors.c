@@ -1,0 +1,194 @@
+/*
+ * Every damaged or unsuitable file is refused with the same clear status
+ * on every rank, and the table it was to be loaded into keeps exactly its
+ * content: missing, empty, foreign, of a newer version, truncated inside
+ * the header or by one byte, with a byte too many, with a bit flipped in
+ * the header, the block table or a record, of other key or value sizes.
+ * Then the argument rejections of dump and restore, and a dump into a
+ * directory that does not exist (nothing left behind).
+ */
+#include <unistd.h>
+
+#include "table_digest.h"
+
+enum { IDS = 500, KEY = 16, VALUE = 24 };
+
+static char good[64], bad[64];
+
+static mpidht_t *make_table(size_t key, size_t value)
+{
+    mpidht_params_t p = test_params(MPIDHT_PROTOCOL_FINE, key, value, 1 << 17);
+    mpidht_t *table = NULL;
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+    return table;
+}
+
+static unsigned char *read_file(const char *path, long *size)
+{
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    fseek(f, 0, SEEK_END);
+    *size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *data = malloc((size_t)*size + 1);
+    CHECK(data && fread(data, 1, (size_t)*size, f) == (size_t)*size);
+    fclose(f);
+    return data;
+}
+
+static void write_file(const char *path, const unsigned char *data, long size)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    CHECK(fwrite(data, 1, (size_t)size, f) == (size_t)size);
+    fclose(f);
+}
+
+typedef enum { FLIP, TRUNCATE, APPEND, SET_BYTE } damage_kind_t;
+
+/* Rank 0 writes a damaged copy of the good dump to bad. */
+static void damage(damage_kind_t kind, long at, unsigned char byte)
+{
+    if (test_rank() == 0) {
+        long size;
+        unsigned char *data = read_file(good, &size);
+        long pos = at < 0 ? size + at : at;
+        CHECK(pos >= 0 && pos <= size);
+        switch (kind) {
+        case FLIP:
+            data[pos] ^= 0x10;
+            break;
+        case SET_BYTE:
+            data[pos] = byte;
+            break;
+        case TRUNCATE:
+            size = pos;
+            break;
+        case APPEND:
+            data[size++] = byte;
+            break;
+        }
+        write_file(bad, data, size);
+        free(data);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Restoring path fails with expected, and the table is untouched. */
+static void refuse(mpidht_t *table, const char *path, mpidht_status_t expected,
+                   const char *what)
+{
+    TEST_CONTEXT("restoring %s", what);
+    table_digest_t before = digest_table(table, KEY, VALUE);
+    mpidht_stats_t stats_before, stats_after;
+    CHECK_OK(mpidht_stats_local(table, &stats_before));
+    mpidht_restore_report_t r = {7, 7, 7, 7};
+    CHECK_STATUS(mpidht_restore(table, path, &r), expected);
+    CHECK(r.entries == 7 && r.inserted == 7); /* untouched on failure */
+    CHECK(digest_equal(digest_table(table, KEY, VALUE), before));
+    CHECK_OK(mpidht_stats_local(table, &stats_after));
+    CHECK(memcmp(&stats_before, &stats_after, sizeof stats_before) == 0);
+}
+
+static void damaged_files(mpidht_t *table)
+{
+    char missing[80];
+    snprintf(missing, sizeof missing, "%s.missing", good);
+    refuse(table, missing, MPIDHT_ERR_FILE_IO, "a missing file");
+    damage(TRUNCATE, 0, 0);
+    refuse(table, bad, MPIDHT_ERR_FILE_FORMAT, "an empty file");
+    damage(FLIP, 0, 0);
+    refuse(table, bad, MPIDHT_ERR_FILE_FORMAT, "a file with another magic");
+    damage(SET_BYTE, 8, 2);
+    refuse(table, bad, MPIDHT_ERR_FILE_FORMAT, "format version 2");
+    damage(TRUNCATE, 30, 0);
+    refuse(table, bad, MPIDHT_ERR_FILE_CORRUPT, "a file cut inside the header");
+    damage(TRUNCATE, 5, 0);
+    refuse(table, bad, MPIDHT_ERR_FILE_CORRUPT, "a file cut inside the magic");
+    damage(TRUNCATE, -1, 0);
+    refuse(table, bad, MPIDHT_ERR_FILE_CORRUPT, "a file one byte short");
+    damage(APPEND, 0, 0x5a);
+    refuse(table, bad, MPIDHT_ERR_FILE_CORRUPT, "a file with a byte too many");
+    damage(FLIP, 33, 0);
+    refuse(table, bad, MPIDHT_ERR_FILE_CORRUPT, "a flipped bit in the entry count");
+    damage(FLIP, 64 + 3, 0);
+    refuse(table, bad, MPIDHT_ERR_FILE_CORRUPT, "a flipped bit in the block table");
+    damage(FLIP, -5, 0);
+    refuse(table, bad, MPIDHT_ERR_FILE_CORRUPT, "a flipped bit in the last record");
+    damage(FLIP, -(long)IDS * (KEY + VALUE) + 3, 0); /* the first record */
+    refuse(table, bad, MPIDHT_ERR_FILE_CORRUPT, "a flipped bit in an early record");
+
+    static const size_t other[][2] = {{KEY + 1, VALUE}, {KEY, VALUE - 1}};
+    for (int i = 0; i < 2; ++i) {
+        mpidht_t *foreign = make_table(other[i][0], other[i][1]);
+        CHECK_OK(mpidht_dump(foreign, bad));
+        CHECK_OK(mpidht_free(&foreign));
+        refuse(table, bad, MPIDHT_ERR_FILE_MISMATCH, "a dump of other sizes");
+    }
+}
+
+static void rejected_arguments(mpidht_t *table)
+{
+    TEST_CONTEXT("passing bad arguments");
+    int rank = test_rank(), size = test_size();
+    mpidht_status_t peer_or = size > 1 ? MPIDHT_ERR_PEER : MPIDHT_ERR_NULL_ARGUMENT;
+    CHECK_STATUS(mpidht_dump(NULL, good), MPIDHT_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mpidht_restore(NULL, good, NULL), MPIDHT_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mpidht_dump(table, rank == 0 ? NULL : good),
+                 rank == 0 ? MPIDHT_ERR_NULL_ARGUMENT : peer_or);
+    CHECK_STATUS(mpidht_restore(table, rank == 0 ? NULL : good, NULL),
+                 rank == 0 ? MPIDHT_ERR_NULL_ARGUMENT : peer_or);
+    if (size > 1) {
+        char mine[80];
+        snprintf(mine, sizeof mine, "%s.rank%d", good, rank);
+        CHECK_STATUS(mpidht_dump(table, mine), MPIDHT_ERR_PATH_MISMATCH);
+        CHECK_STATUS(mpidht_restore(table, mine, NULL), MPIDHT_ERR_PATH_MISMATCH);
+        CHECK(access(mine, F_OK) != 0);
+    }
+    /* A report is optional. */
+    table_digest_t before = digest_table(table, KEY, VALUE);
+    CHECK_OK(mpidht_restore(table, good, NULL));
+    CHECK(digest_table(table, KEY, VALUE).entries == before.entries + IDS);
+}
+
+static void dump_nowhere(mpidht_t *table)
+{
+    TEST_CONTEXT("dumping into a directory that does not exist");
+    char nowhere[96];
+    snprintf(nowhere, sizeof nowhere, "no-such-dir-%d/table.mpidht", test_size());
+    CHECK_STATUS(mpidht_dump(table, nowhere), MPIDHT_ERR_FILE_IO);
+    char partial[112];
+    snprintf(partial, sizeof partial, "%s.partial", nowhere);
+    CHECK(access(nowhere, F_OK) != 0 && access(partial, F_OK) != 0);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    snprintf(good, sizeof good, "dump_errors_np%d.mpidht", test_size());
+    snprintf(bad, sizeof bad, "dump_errors_np%d.bad", test_size());
+    mpidht_t *source = make_table(KEY, VALUE);
+    fill_ids(source, MPIDHT_PROTOCOL_FINE, IDS, KEY, VALUE, 3);
+    CHECK_OK(mpidht_dump(source, good));
+    CHECK_OK(mpidht_free(&source));
+
+    /* The table refused files must leave alone: other entries of its own. */
+    mpidht_t *table = make_table(KEY, VALUE);
+    unsigned char key[KEY], value[VALUE];
+    for (uint64_t id = IDS + (uint64_t)test_rank(); id < IDS + 40; id += (uint64_t)test_size()) {
+        test_fill(key, KEY, id, 1);
+        test_fill(value, VALUE, id, 9);
+        CHECK_OK(mpidht_write(table, key, value, NULL));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    damaged_files(table);
+    rejected_arguments(table);
+    dump_nowhere(table);
+    CHECK_OK(mpidht_free(&table));
+    if (test_rank() == 0) {
+        remove(good);
+        remove(bad);
+    }
+    MPI_Finalize();
+    return 0;
+}

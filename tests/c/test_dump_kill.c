@@ -1,0 +1,72 @@
+/*
+ * The worker of test_dump_kill.sh, which kills it during a dump:
+ *
+ *   test_dump_kill prepare FILE      fills a table with values of one
+ *                                    salt and dumps it to FILE;
+ *   test_dump_kill loop FILE DIR     fills it with values of another,
+ *                                    writes each rank's pid to
+ *                                    DIR/pid.RANK and dumps to FILE again
+ *                                    and again;
+ *   test_dump_kill verify FILE       restores FILE, which must hold one of
+ *                                    the two contents completely, then
+ *                                    dumps over it once more (a leftover
+ *                                    FILE.partial must not be in the way).
+ */
+#include <unistd.h>
+
+#include "table_digest.h"
+
+enum { KEY = 16, VALUE = 240, ENTRIES = 50000 };
+
+static mpidht_t *make_table(void)
+{
+    /* A tenth full at any process count: nothing is evicted, so a table
+     * holds exactly ids [0, ENTRIES) (fill_ids checks). */
+    size_t memory = (size_t)ENTRIES * 10 / (size_t)test_size() * 264;
+    mpidht_params_t p = test_params(MPIDHT_PROTOCOL_LOCKFREE, KEY, VALUE, memory);
+    mpidht_t *table = NULL;
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+    return table;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    CHECK(argc >= 3);
+    const char *file = argv[2];
+    mpidht_t *table = make_table();
+    if (strcmp(argv[1], "prepare") == 0) {
+        fill_ids(table, MPIDHT_PROTOCOL_LOCKFREE, ENTRIES, KEY, VALUE, 11);
+        CHECK_OK(mpidht_dump(table, file));
+    } else if (strcmp(argv[1], "loop") == 0 && argc == 4) {
+        fill_ids(table, MPIDHT_PROTOCOL_LOCKFREE, ENTRIES, KEY, VALUE, 12);
+        char pidfile[512];
+        snprintf(pidfile, sizeof pidfile, "%s/pid.%d", argv[3], test_rank());
+        FILE *f = fopen(pidfile, "w");
+        CHECK(f != NULL);
+        fprintf(f, "%ld\n", (long)getpid());
+        CHECK(fclose(f) == 0);
+        for (;;) /* until killed */
+            CHECK_OK(mpidht_dump(table, file));
+    } else if (strcmp(argv[1], "verify") == 0) {
+        mpidht_restore_report_t r;
+        CHECK_OK(mpidht_restore(table, file, &r));
+        table_digest_t got = digest_table(table, KEY, VALUE);
+        table_digest_t first = digest_ids(ENTRIES, KEY, VALUE, 11);
+        table_digest_t second = digest_ids(ENTRIES, KEY, VALUE, 12);
+        CHECK(r.entries == ENTRIES && r.evicted == 0);
+        CHECK(digest_equal(got, first) || digest_equal(got, second));
+        if (test_rank() == 0)
+            printf("restored the %s content: %" PRIu64 " entries\n",
+                   digest_equal(got, first) ? "first" : "second", got.entries);
+        CHECK_OK(mpidht_dump(table, file));
+        char partial[512];
+        snprintf(partial, sizeof partial, "%s.partial", file);
+        CHECK(access(partial, F_OK) != 0);
+    } else {
+        CHECK(!"usage: test_dump_kill prepare|loop|verify FILE [DIR]");
+    }
+    CHECK_OK(mpidht_free(&table));
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Kills every process of a job in the middle of a dump and checks that the
+# previous file still restores completely.
+#   test_dump_kill.sh MPIEXEC NUMPROC_FLAG NPROCS WORKER
+set -uo pipefail
+mpiexec=$1 npflag=$2 np=$3 worker=$4
+dir=$(mktemp -d "$PWD/dump_kill_np$np.XXXXXX")
+file=$dir/table.mpidht
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "test_dump_kill: $*" >&2; exit 1; }
+
+"$mpiexec" "$npflag" "$np" "$worker" prepare "$file" || fail "prepare failed"
+[[ -f $file ]] || fail "prepare wrote no file"
+
+# A kill may land between two dumps; then try again. The partial file
+# still being there after the kill proves that a dump was cut short.
+for attempt in 1 2 3 4 5; do
+  rm -f "$dir"/pid.*
+  "$mpiexec" "$npflag" "$np" "$worker" loop "$file" "$dir" > "$dir/loop.log" 2>&1 &
+  launcher=$!
+  for _ in $(seq 3000); do  # up to 60 s
+    pids=$(cat "$dir"/pid.* 2> /dev/null | wc -l)
+    if ((pids == np)) && [[ -e $file.partial ]]; then break; fi
+    sleep 0.02
+  done
+  ((pids == np)) || { kill -KILL "$launcher"; fail "the dumping job did not start"; }
+  # shellcheck disable=SC2046
+  kill -KILL $(cat "$dir"/pid.*) 2> /dev/null
+  wait "$launcher" 2> /dev/null
+  if [[ -e $file.partial ]]; then
+    echo "killed $np processes during a dump (attempt $attempt)"
+    break
+  fi
+done
+[[ -e $file.partial ]] || fail "no kill landed inside a dump in 5 attempts"
+"$mpiexec" "$npflag" "$np" "$worker" verify "$file" || fail "the previous file does not restore"
