@@ -9,6 +9,8 @@ packages=(
   openmpi-bin libopenmpi-dev
   mpich libmpich-dev
   libxxhash-dev
+  # the fuzz target of the dump loader: clang with libFuzzer
+  clang libclang-rt-14-dev
   # the benchmark suite: servers to compare with, their clients, plotting
   redis-server memcached libhiredis-dev libmemcached-dev python3-venv
 )

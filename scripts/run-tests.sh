@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: installs what is missing, then builds and runs the CTest
 # suite three times: with Open MPI, with MPICH, and with Open MPI under
-# AddressSanitizer and UndefinedBehaviorSanitizer; then installs the
+# AddressSanitizer and UndefinedBehaviorSanitizer; runs the dump loader's
+# fuzz target for a minute; then installs the
 # Python package (`pip install .`) for each MPI and runs its pytest suite.
 # MPI tests run at 1, 2 and 4 processes. Exits non-zero if anything fails.
 set -uo pipefail
@@ -70,6 +71,11 @@ run_suite mpich mpich -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPIDHT_BUILD_TESTS=ON 
   -DMPIDHT_TEST_BATCH_WRITES=150
 run_suite sanitizers openmpi -DCMAKE_BUILD_TYPE=Debug -DMPIDHT_BUILD_TESTS=ON \
   -DMPIDHT_SANITIZE=address,undefined
+# The dump loader under libFuzzer (clang), ASan and UBSan, for a bounded
+# time from a generated seed corpus.
+run_suite fuzz openmpi -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+  -DMPIDHT_BUILD_FUZZ=ON -DMPIDHT_SANITIZE=address,undefined -DMPIDHT_BUILD_TESTS=OFF \
+  -DMPIDHT_BUILD_EXAMPLES=OFF -DMPIDHT_BUILD_BENCH=OFF
 
 run_python_suite python-openmpi openmpi
 # As for the C suite, fewer operations in the heavy tests under MPICH.
