@@ -27,4 +27,10 @@ PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --exists mpidht
     $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs mpidht)
 LD_LIBRARY_PATH="$libdir" "$mpiexec" "$@" -n 2 "$prefix/demo_pkgconfig" --keys 500 --protocol coarse
 "$prefix/examples/mpidht_demo" --help | grep -q -- --protocol
-echo "install test: find_package (shared, static) and pkg-config builds ran"
+
+# Code written against POET's DHT API links libmpidht_poet unchanged.
+test -f "$prefix/usr/include/mpidht_poet.h"
+"$mpicc" -o "$prefix/poet_api" "$source/tests/c/test_poet_api.c" -I"$prefix/usr/include" \
+    -L"$libdir" -lmpidht_poet -lmpidht
+(cd "$prefix" && LD_LIBRARY_PATH="$libdir" "$mpiexec" "$@" -n 2 ./poet_api > /dev/null)
+echo "install test: find_package (shared, static), pkg-config and POET API builds ran"
