@@ -13,10 +13,10 @@ and writes any key with MPI one-sided communication. See ``Table``.
 """
 
 from . import _core
-from .table import Error, Protocol, Status, Table, Window, WriteOutcome
+from .table import Error, Protocol, RestoreReport, Status, Table, Window, WriteOutcome
 
-__all__ = ["Error", "Protocol", "Status", "Table", "Window", "WriteOutcome",
-           "strerror"]
+__all__ = ["Error", "Protocol", "RestoreReport", "Status", "Table", "Window",
+           "WriteOutcome", "strerror"]
 __version__ = "0.1.0"
 
 

@@ -404,6 +404,104 @@ static PyObject *Table_write_batch(TableObject *self, PyObject *args)
     return finish(self, st);
 }
 
+/* local_next(cursor, max_entries, keys, values) -> (cursor, count): fills
+ * rows of the writable buffers keys and values (max_entries rows each). */
+static PyObject *Table_local_next(TableObject *self, PyObject *args)
+{
+    unsigned long long cursor;
+    Py_ssize_t max_entries;
+    PyObject *keys_obj, *values_obj;
+    if (!PyArg_ParseTuple(args, "KnOO", &cursor, &max_entries, &keys_obj, &values_obj))
+        return NULL;
+    if (max_entries < 1) {
+        PyErr_SetString(PyExc_ValueError, "max_entries must be at least 1");
+        return NULL;
+    }
+    if (!usable(self))
+        return NULL;
+    size_t n = (size_t)max_entries;
+    if (n > SIZE_MAX / self->key_size || n > SIZE_MAX / self->value_size)
+        return raise_status(MPIDHT_ERR_BATCH_SIZE);
+    Py_buffer keys, values;
+    if (get_exact(keys_obj, &keys, n * self->key_size, "keys", 1) != 0)
+        return NULL;
+    if (get_exact(values_obj, &values, n * self->value_size, "values", 1) != 0) {
+        PyBuffer_Release(&keys);
+        return NULL;
+    }
+    mpidht_t *table = claim(self);
+    uint64_t at = cursor;
+    size_t count = 0;
+    mpidht_status_t st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mpidht_local_next(table, &at, n, keys.buf, values.buf, &count);
+    Py_END_ALLOW_THREADS
+    release(self);
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&values);
+    if (st != MPIDHT_OK)
+        return raise_status(st);
+    return Py_BuildValue("(Kn)", (unsigned long long)at, (Py_ssize_t)count);
+}
+
+/* A file system path (str, bytes or os.PathLike) as bytes, or NULL. */
+static PyObject *path_bytes(PyObject *args)
+{
+    PyObject *path = NULL;
+    if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &path))
+        return NULL;
+    return path;
+}
+
+/* dump(path): collective. */
+static PyObject *Table_dump(TableObject *self, PyObject *args)
+{
+    PyObject *path = path_bytes(args);
+    if (!path)
+        return NULL;
+    mpidht_t *table = claim(self);
+    if (!table) {
+        Py_DECREF(path);
+        return NULL;
+    }
+    mpidht_status_t st;
+    const char *name = PyBytes_AS_STRING(path);
+    Py_BEGIN_ALLOW_THREADS
+    st = mpidht_dump(table, name);
+    Py_END_ALLOW_THREADS
+    release(self);
+    Py_DECREF(path);
+    return finish(self, st);
+}
+
+/* restore(path) -> (entries, inserted, updated, evicted): collective. */
+static PyObject *Table_restore(TableObject *self, PyObject *args)
+{
+    PyObject *path = path_bytes(args);
+    if (!path)
+        return NULL;
+    mpidht_t *table = claim(self);
+    if (!table) {
+        Py_DECREF(path);
+        return NULL;
+    }
+    mpidht_restore_report_t r = {0, 0, 0, 0};
+    mpidht_status_t st;
+    const char *name = PyBytes_AS_STRING(path);
+    Py_BEGIN_ALLOW_THREADS
+    st = mpidht_restore(table, name, &r);
+    Py_END_ALLOW_THREADS
+    release(self);
+    Py_DECREF(path);
+    PyObject *done = finish(self, st);
+    if (!done)
+        return NULL;
+    Py_DECREF(done);
+    return Py_BuildValue("(KKKK)", (unsigned long long)r.entries,
+                         (unsigned long long)r.inserted, (unsigned long long)r.updated,
+                         (unsigned long long)r.evicted);
+}
+
 static PyObject *stats_dict(const mpidht_stats_t *stats)
 {
     PyObject *d = PyDict_New();
@@ -483,6 +581,11 @@ static PyMethodDef Table_methods[] = {
      "read_batch(n, keys, values, found)"},
     {"write_batch", (PyCFunction)Table_write_batch, METH_VARARGS,
      "write_batch(n, keys, values, outcomes)"},
+    {"local_next", (PyCFunction)Table_local_next, METH_VARARGS,
+     "local_next(cursor, max_entries, keys, values) -> (cursor, count)"},
+    {"dump", (PyCFunction)Table_dump, METH_VARARGS, "Collective: dump(path)."},
+    {"restore", (PyCFunction)Table_restore, METH_VARARGS,
+     "Collective: restore(path) -> (entries, inserted, updated, evicted)"},
     {"stats", (PyCFunction)Table_stats, METH_VARARGS, "stats(global) -> dict"},
     {"reset_stats", (PyCFunction)Table_reset_stats, METH_NOARGS, "Zero local counters."},
     {"info", (PyCFunction)Table_info, METH_NOARGS, "info() -> dict"},

@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import enum
 from types import TracebackType
-from typing import Any, Callable, Iterator, Optional, Type, Union
+import os
+from typing import Any, Callable, Iterator, NamedTuple, Optional, Type, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -54,6 +55,13 @@ class Status(enum.IntEnum):
     ERR_MPI = 18
     ERR_PEER = 19
     ERR_BATCH_SIZE = 20
+    ERR_ITERATION = 21
+    ERR_PATH_MISMATCH = 22
+    ERR_FILE_IO = 23
+    ERR_FILE_FORMAT = 24
+    ERR_FILE_MISMATCH = 25
+    ERR_FILE_CORRUPT = 26
+    ERR_CONCURRENT_USE = 27
 
 
 class Error(RuntimeError):
@@ -83,6 +91,15 @@ class Window(enum.IntEnum):
     SHARED = 1
     ALLOCATE = 2
     CREATE = 3
+
+
+class RestoreReport(NamedTuple):
+    """What ``Table.restore`` loaded, summed over all processes."""
+
+    entries: int   #: records in the file
+    inserted: int  #: written into empty buckets
+    updated: int   #: replaced the value of a key already present
+    evicted: int   #: overwrote another key: the table was too small
 
 
 class WriteOutcome(enum.IntEnum):
@@ -316,6 +333,63 @@ class Table:
         with _library_errors():
             self._table.write_batch(n, k, v, outcomes)
         return outcomes
+
+    # -- local entries, dump and restore ------------------------------------
+
+    def iter_local(self, max_entries: int = 4096
+                   ) -> Iterator[tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]]:
+        """The entries this process hosts (``mpidht_local_next``), in chunks.
+
+        Yields (keys, values): (m, key_size) and (m, value_size) uint8 arrays
+        of 1 <= m <= max_entries rows, fresh for every chunk. Local: no
+        communication. Entries that stay in place during the iteration come
+        exactly once; what other processes write or remove meanwhile may or
+        may not appear, but every entry yielded is whole.
+        """
+        n = _check_size(max_entries, "max_entries")
+        if n < 1:
+            raise ValueError("max_entries must be at least 1")
+        cursor = 0
+        while True:
+            keys = np.empty((n, self._key_size), dtype=np.uint8)
+            values = np.empty((n, self._value_size), dtype=np.uint8)
+            with _library_errors():
+                cursor, count = self._table.local_next(cursor, n, keys, values)
+            if count == 0:
+                return
+            yield keys[:count], values[:count]
+
+    def local_entries(self) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
+        """All entries this process hosts as one (keys, values) pair of arrays."""
+        chunks = list(self.iter_local())
+        if not chunks:
+            return (np.empty((0, self._key_size), dtype=np.uint8),
+                    np.empty((0, self._value_size), dtype=np.uint8))
+        return (np.concatenate([k for k, _ in chunks]),
+                np.concatenate([v for _, v in chunks]))
+
+    def dump(self, path: Union[str, os.PathLike[str]]) -> None:
+        """Collective: writes every entry to ``path`` (``mpidht_dump``).
+
+        The file is written as ``<path>.partial`` and renamed when complete:
+        a crash leaves any previous file at ``path`` intact. ``path`` must be
+        the same on every process.
+        """
+        with _library_errors():
+            self._table.dump(path)
+
+    def restore(self, path: Union[str, os.PathLike[str]]) -> RestoreReport:
+        """Collective: loads a file written by ``dump`` (``mpidht_restore``).
+
+        The file may come from another process count, table size or
+        protocol; key and value sizes must match. The whole file is verified
+        first: a damaged or unsuitable file raises ``Error`` (status
+        ``ERR_FILE_IO``, ``ERR_FILE_FORMAT``, ``ERR_FILE_MISMATCH`` or
+        ``ERR_FILE_CORRUPT``, the same on every process) and leaves the table
+        as it was. Entries not in the file stay.
+        """
+        with _library_errors():
+            return RestoreReport(*self._table.restore(path))
 
     # -- statistics -------------------------------------------------------
 
