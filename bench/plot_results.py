@@ -7,7 +7,8 @@ mpidht_server_bench), writes ``throughput.png``, ``latency.png`` and
 results table, and the issue's targets as ratios measured in this run.
 The rows in RAW_DIR/batch/ (mpidht_bench with --batch and --write-batch)
 add ``batch.png`` and the batched-operations table: keys/s per protocol
-and batch size, and the speedup over single calls.
+and batch size, and the speedup over single calls. The rows in
+RAW_DIR/persist/ (mpidht_bench_persist) add the dump and restore table.
 """
 from __future__ import annotations
 
@@ -308,6 +309,25 @@ def table(rows: list[Row]) -> list[str]:
     return out
 
 
+def persist_section(rows: list[Row]) -> list[str]:
+    """Median dump and restore throughput per rank count and protocol."""
+    out = ["`mpidht_bench_persist`: a table filled to half its buckets (80-byte keys, "
+           "104-byte values) is dumped with `mpidht_dump` (MPI-IO, synced, renamed) and "
+           "restored with `mpidht_restore` into an empty table of the same size; the "
+           "slowest rank's time, median of the rounds. The restore reads a file the page "
+           "cache still holds.", "",
+           "| ranks | protocol | entries | file MB | dump MB/s | restore MB/s |",
+           "| --- | --- | --- | --- | --- | --- |"]
+    for key in sorted({(r["ranks"], r["protocol"]) for r in rows}):
+        runs = pick(rows, ranks=key[0], protocol=key[1])
+        mb = runs[0]["megabytes"]
+        dump = sorted(mb / r["dump_seconds"] for r in runs)[len(runs) // 2]
+        restore = sorted(mb / r["restore_seconds"] for r in runs)[len(runs) // 2]
+        out.append(f"| {key[0]} | {key[1]} | {runs[0]['entries']} | {mb:.1f} | "
+                   f"{dump:.0f} | {restore:.0f} |")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -324,6 +344,10 @@ def main() -> None:
     plot_latency(rows, args.out_dir, top)
     plot_comparison(rows, args.out_dir)
     batches = ["## Batched operations", "", *batch_section(batch_rows), ""] if batch_rows else []
+    persist_rows = (load(args.raw_dir / "persist") if (args.raw_dir / "persist").is_dir()
+                    else [])
+    persist = (["## Dump and restore", "", *persist_section(persist_rows), ""]
+               if persist_rows else [])
     if batch_rows:
         plot_batches(batch_rows, args.out_dir)
     text = ["# Benchmark results", "",
@@ -331,7 +355,8 @@ def main() -> None:
             "`latency.png`, `comparison.png`" + (" and `batch.png`" if batch_rows else "")
             + " beside this file, the raw rows in `raw/`.",
             "", "## Machine", "", *machine(), "", "## Targets", "",
-            *targets(rows, batch_rows, top), "", *batches, "## All rows", "", *table(rows), ""]
+            *targets(rows, batch_rows, top), "", *batches, *persist, "## All rows", "",
+            *table(rows), ""]
     (args.out_dir / "RESULTS.md").write_text("\n".join(text))
 
 

@@ -3,8 +3,9 @@
 # memcached on loopback (stopped again by PID on exit), runs mpidht_bench
 # and mpidht_server_bench at 1, 2 and 4 ranks with uniform and zipf keys,
 # then batched reads and writes (mpidht_read_batch, mpidht_write_batch of
-# 8, 64 and 512 keys against single calls) for every protocol, and writes
-# the raw JSON, plots and bench/results/RESULTS.md.
+# 8, 64 and 512 keys against single calls) for every protocol, dump and
+# restore throughput (mpidht_bench_persist), and writes the raw JSON, plots
+# and bench/results/RESULTS.md.
 #
 # usage: bash bench/run-suite.sh [--ops N] [--server-ops N] [--nprocs "1 2 4"]
 #                                [--batches "1 8 64 512"]
@@ -86,6 +87,18 @@ for np in $nprocs; do
     ((size > 1)) || continue
     mpiexec.openmpi -n "$np" "$bin/mpidht_bench" --phases write --write-batch "$size" \
       --ops "$ops" --json "$raw/batch/write_b${size}_np${np}.json" > /dev/null
+  done
+done
+
+# Dump and restore throughput: a table of 128 MiB per rank, half full,
+# for every protocol.
+mkdir -p "$raw/persist"
+for np in $nprocs; do
+  for protocol in coarse fine lockfree; do
+    echo "== $np ranks, dump and restore ($protocol)"
+    mpiexec.openmpi -n "$np" "$bin/mpidht_bench_persist" --memory $((128 << 20)) \
+      --protocol "$protocol" --file "$build_root/bench-persist.dump" \
+      --json "$raw/persist/${protocol}_np${np}.json"
   done
 done
 
