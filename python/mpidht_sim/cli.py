@@ -34,6 +34,11 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--no-dht", action="store_true",
                         help="reference run: PHREEQC for every cell (dht.enabled = false)")
     parser.add_argument("--output", type=Path, help="output folder (run.output_dir)")
+    parser.add_argument("--warm-start", type=Path, metavar="DHT_FILE",
+                        help="start from a DHT saved by an earlier run (dht.restore)")
+    parser.add_argument("--save-dht", action="store_true",
+                        help="save the DHT as OUTPUT/dht.mpidht at every saved "
+                             "iteration (dht.dump)")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="override one setting, e.g. --set grid.nx=20 (repeatable)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -59,6 +64,10 @@ def build_config(args: argparse.Namespace) -> Config:
         overrides["dht.enabled"] = False
     if args.output is not None:
         overrides["run.output_dir"] = str(args.output)
+    if args.warm_start is not None:
+        overrides["dht.restore"] = str(args.warm_start)
+    if args.save_dht:
+        overrides["dht.dump"] = True
     return load(args.config, overrides)
 
 
@@ -110,5 +119,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
           f"chemistry {chemistry:.1f} s (summed over workers), DHT {dht:.1f} s")
     print(f"hit rate {hits / max(cells, 1):.1%} ({hits} of {cells} cell reactions), "
           f"evictions {result.evictions}")
+    if result.restored:
+        print(f"warm start: {result.restored} DHT entries loaded from {cfg.dht.restore}")
+    if result.dht_dump is not None:
+        print(f"DHT saved to {result.dht_dump} ({result.dump_s:.1f} s)")
     print(f"outputs: {path.parent}")
     return 0

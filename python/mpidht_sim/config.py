@@ -10,7 +10,7 @@ import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 #: The state of a cell: transported aqueous variables, then immobile minerals.
 AQUEOUS = ("C", "Ca", "Cl", "Mg", "pH", "pe")
@@ -40,6 +40,8 @@ class DhtConfig:
     digits: dict[str, int]
     log: bool
     floor: float
+    restore: Optional[Path] = None  # a saved DHT to start from
+    dump: bool = False              # save the DHT with the fields
 
 
 @dataclass(frozen=True)
@@ -112,11 +114,12 @@ def _water(table: Mapping[str, Any], section: str, names: tuple[str, ...],
 
 
 def _dht(table: Mapping[str, Any], defaults: Mapping[str, Any]) -> DhtConfig:
-    keys = ("enabled", "protocol", "memory_per_worker", "digits", "log", "floor")
+    keys = ("enabled", "protocol", "memory_per_worker", "digits", "log", "floor",
+            "restore", "dump")
     _known(table, "dht", keys)
     merged = {**defaults, **table}
-    enabled, log = merged.get("enabled"), merged.get("log")
-    for key, value in (("enabled", enabled), ("log", log)):
+    enabled, log, dump = merged.get("enabled"), merged.get("log"), merged.get("dump", False)
+    for key, value in (("enabled", enabled), ("log", log), ("dump", dump)):
         if not isinstance(value, bool):
             raise ConfigError(f"dht.{key} must be true or false, got {value!r}")
     protocol = merged.get("protocol")
@@ -138,7 +141,11 @@ def _dht(table: Mapping[str, Any], defaults: Mapping[str, Any]) -> DhtConfig:
         digits[name] = int(_number(digits_table, "dht.digits", name, integer=True,
                                    minimum=1, maximum=15))
     floor = float(_number(merged, "dht", "floor", minimum=0.0))
-    return DhtConfig(bool(enabled), str(protocol), int(memory), digits, bool(log), floor)
+    restore = merged.get("restore", "")
+    if not isinstance(restore, (str, Path)):
+        raise ConfigError(f"dht.restore must be a file name (or \"\" for none), got {restore!r}")
+    return DhtConfig(bool(enabled), str(protocol), int(memory), digits, bool(log), floor,
+                     Path(restore) if str(restore) else None, bool(dump))
 
 
 def load(path: Path | str | None = None, overrides: Mapping[str, Any] | None = None) -> Config:
@@ -161,7 +168,11 @@ def load(path: Path | str | None = None, overrides: Mapping[str, Any] | None = N
         if section not in merged or not key:
             raise ConfigError(f"cannot override {dotted!r}: no such section.key")
         merged[section][key] = value
-    return _build(merged, source)
+    cfg = _build(merged, source)
+    from .checkpoint import check_restore  # it needs Config itself
+    if cfg.dht.enabled:
+        check_restore(cfg)
+    return cfg
 
 
 def _build(m: Mapping[str, Mapping[str, Any]], source: Path) -> Config:

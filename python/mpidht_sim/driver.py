@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -23,13 +24,14 @@ from mpi4py import MPI
 
 import mpidht
 
+from .checkpoint import DHT_FILE, write_settings
 from .chemistry import Chemistry
 from .config import AQUEOUS, VARIABLES, Config
 from .flow import Advection, solve_flow
 from .surrogate import KEY_SIZE, VALUE_SIZE, Surrogate
 
 Array = npt.NDArray[np.float64]
-TAG_WORK, TAG_RESULT, TAG_STOP = 1, 2, 3
+TAG_WORK, TAG_RESULT, TAG_STOP, TAG_DUMP = 1, 2, 3, 4
 
 
 @dataclass
@@ -66,6 +68,9 @@ class RunResult:
     final: Optional[Array] = None
     evictions: int = 0
     wall_s: float = 0.0
+    restored: int = 0                  # entries loaded from dht.restore
+    dht_dump: Optional[Path] = None    # where the DHT was saved
+    dump_s: float = 0.0                # time spent saving it
 
 
 class ChemistryWorker:
@@ -78,6 +83,10 @@ class ChemistryWorker:
         if cfg.dht.enabled and dht_comm is not None:
             self.table = mpidht.Table(dht_comm, KEY_SIZE, VALUE_SIZE,
                                       cfg.dht.memory_per_worker, protocol=cfg.dht.protocol)
+        #: Entries loaded from a saved DHT (collective over the workers).
+        self.restored = 0
+        if self.table is not None and cfg.dht.restore is not None:
+            self.restored = self.table.restore(cfg.dht.restore).entries
 
     def react(self, states: Array, dt: float) -> tuple[Array, Counters]:
         counts = Counters()
@@ -108,6 +117,11 @@ class ChemistryWorker:
 
     def evictions(self) -> int:
         return self.table.stats()["evictions"] if self.table is not None else 0
+
+    def dump(self, path: Path) -> None:
+        """Collective over the workers: saves the DHT to path."""
+        if self.table is not None:
+            self.table.dump(path)
 
     def close(self) -> None:
         if self.table is not None:
@@ -164,6 +178,9 @@ def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
     work = packages(reacting, cfg.package_size)
     result = RunResult()
     result.saved[0] = state.copy()
+    if cfg.dht.enabled and cfg.dht.dump:
+        result.dht_dump = cfg.output_dir / DHT_FILE
+        cfg.output_dir.mkdir(parents=True, exist_ok=True)
     n_aq = len(AQUEOUS)
     for it in range(1, cfg.iterations + 1):
         t0 = time.perf_counter()
@@ -175,16 +192,33 @@ def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
         result.records.append(record)
         if it % cfg.save_every == 0 or it == cfg.iterations:
             result.saved[it] = state.copy()
+            if result.dht_dump is not None:
+                t2 = time.perf_counter()
+                _dump(comm, local, result.dht_dump)
+                write_settings(result.dht_dump, cfg)
+                result.dump_s += time.perf_counter() - t2
         if progress:
             progress(record)
     for w in range(1, comm.Get_size()):
         comm.send(None, dest=w, tag=TAG_STOP)
-    evictions = [local.evictions()] if local is not None else []
-    evictions += [comm.recv(source=w, tag=TAG_RESULT) for w in range(1, comm.Get_size())]
-    result.evictions = int(sum(evictions))
+    ends = [(local.evictions(), local.restored)] if local is not None else []
+    ends += [comm.recv(source=w, tag=TAG_RESULT) for w in range(1, comm.Get_size())]
+    result.evictions = int(sum(e for e, _ in ends))
+    result.restored = int(max((r for _, r in ends), default=0))
     result.final = state
     result.wall_s = time.perf_counter() - start
     return result
+
+
+def _dump(comm: MPI.Intracomm, local: Optional[ChemistryWorker], path: Path) -> None:
+    """Has the workers save the DHT, between iterations (no work in flight)."""
+    if local is not None:
+        local.dump(path)
+        return
+    for w in range(1, comm.Get_size()):
+        comm.send(str(path), dest=w, tag=TAG_DUMP)
+    for w in range(1, comm.Get_size()):
+        comm.recv(source=w, tag=TAG_RESULT)
 
 
 def _dispatch(comm: MPI.Intracomm, local: Optional[ChemistryWorker], state: Array,
@@ -224,10 +258,14 @@ def _worker(cfg: Config, comm: MPI.Intracomm, worker_comm: MPI.Comm) -> None:
             msg = comm.recv(source=0, tag=MPI.ANY_TAG, status=status)
             if status.Get_tag() == TAG_STOP:
                 break
+            if status.Get_tag() == TAG_DUMP:
+                chem.dump(Path(msg))
+                comm.send(None, dest=0, tag=TAG_RESULT)
+                continue
             k, states, dt = msg
             out, counts = chem.react(states, dt)
             comm.send((k, out, counts), dest=0, tag=TAG_RESULT)
-        comm.send(chem.evictions(), dest=0, tag=TAG_RESULT)
+        comm.send((chem.evictions(), chem.restored), dest=0, tag=TAG_RESULT)
     finally:
         worker_comm.Barrier()  # no worker frees the table while another reads
         chem.close()

@@ -101,6 +101,8 @@ def save(result: RunResult, cfg: Config, out_dir: Path, extra: dict[str, Any],
         "config": str(cfg.source), "nx": cfg.nx, "ny": cfg.ny,
         "iterations": cfg.iterations, "dht": cfg.dht.enabled,
         "wall_s": result.wall_s, "evictions": result.evictions,
+        "restored_entries": result.restored,
+        "dht_dump": str(result.dht_dump) if result.dht_dump else None,
         "records": [r.__dict__ for r in result.records], **extra,
     }
     path = out_dir / "summary.json"

@@ -86,3 +86,27 @@ def test_cli_rejects_before_mpi(tmp_path: Path) -> None:
                           cwd=tmp_path, check=False)
     assert done.returncode == 2, done.stderr
     assert "configuration error: grid.nx must be at least 1" in done.stderr
+
+
+def test_restore_needs_matching_settings(tmp_path: Path) -> None:
+    """A saved DHT is refused, before MPI, if it is missing, lacks its
+    settings file, or was computed with other digits or time step."""
+    from mpidht_sim.checkpoint import write_settings
+
+    dump = tmp_path / "dht.mpidht"
+    with pytest.raises(ConfigError, match="is not a file"):
+        load(None, {"dht.restore": str(dump)})
+    dump.write_bytes(b"MPIDHTDB")
+    with pytest.raises(ConfigError, match="dht.mpidht.json is missing"):
+        load(None, {"dht.restore": str(dump)})
+    write_settings(dump, load())
+    assert load(None, {"dht.restore": str(dump)}).dht.restore == dump
+    with pytest.raises(ConfigError, match="time_step = 57600.0 there, 100.0 here"):
+        load(None, {"dht.restore": str(dump), "time.time_step": 100.0})
+    digits = dict(load().dht.digits, pH=3)
+    with pytest.raises(ConfigError, match="other settings: digits"):
+        load(None, {"dht.restore": str(dump), "dht.digits": digits})
+    with pytest.raises(ConfigError, match="dht.dump must be true or false"):
+        load(None, {"dht.dump": "often"})
+    with pytest.raises(ConfigError, match="dht.restore must be a file name"):
+        load(None, {"dht.restore": 3})

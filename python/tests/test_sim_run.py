@@ -63,6 +63,26 @@ def test_process_count_does_not_matter(runs: dict[str, Any]) -> None:
     assert np.isfinite(runs["single"].final).all()
 
 
+def test_warm_start_from_a_saved_dht(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A run that saves its DHT, then a run of the same settings started from
+    it: every cell reaction hits, and the fields equal the first run's."""
+    comm = MPI.COMM_WORLD
+    out = Path(comm.bcast(str(tmp_path_factory.mktemp("warm")) if comm.Get_rank() == 0
+                          else None, root=0))
+    first = run(small(**{"dht.dump": True, "run.output_dir": str(out)}), comm)
+    saved = out / "dht.mpidht"
+    second = run(small(**{"dht.restore": str(saved)}), comm)
+    if comm.Get_rank() != 0:
+        return
+    assert first.dht_dump == saved and saved.is_file()
+    assert (out / "dht.mpidht.json").is_file()
+    assert sum(r.hits for r in first.records) < sum(r.hits + r.misses for r in first.records)
+    assert second.restored > 0
+    assert all(r.misses == 0 for r in second.records)
+    for it in first.saved:
+        assert error_measure(second.saved[it], first.saved[it]) <= 1e-12
+
+
 def test_validation_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The validation command runs every digits x rounding variant and
     writes the table (on a tiny grid here)."""
