@@ -61,13 +61,16 @@ static void round_trips(const char *file)
             CHECK_OK(mpidht_restore(target, file, &r));
             check_report(&r, IDS, IDS, 0, 0);
             CHECK(digest_equal(digest_table(target, KEY, VALUE), expect));
-            /* Every entry is where reads find it. */
-            unsigned char key[KEY], value[VALUE], want[VALUE];
-            for (uint64_t id = (uint64_t)test_rank(); id < IDS; id += 7) {
-                test_fill(key, KEY, id, 1);
-                test_fill(want, VALUE, id, SALT);
-                CHECK_OK(mpidht_read(target, key, value));
-                CHECK(memcmp(value, want, VALUE) == 0);
+            /* Every entry is where reads find it (a sample, batched). */
+            enum { SAMPLE = IDS / 7 };
+            static unsigned char keys[SAMPLE * KEY], values[SAMPLE * VALUE];
+            unsigned char want[VALUE], found[SAMPLE];
+            for (uint64_t i = 0; i < SAMPLE; ++i)
+                test_fill(keys + i * KEY, KEY, i * 7 + (uint64_t)test_rank(), 1);
+            CHECK_OK(mpidht_read_batch(target, SAMPLE, keys, values, found));
+            for (uint64_t i = 0; i < SAMPLE; ++i) {
+                test_fill(want, VALUE, i * 7 + (uint64_t)test_rank(), SALT);
+                CHECK(found[i] && memcmp(values + i * VALUE, want, VALUE) == 0);
             }
             /* A second restore replaces every value with itself. */
             CHECK_OK(mpidht_restore(target, file, &r));
