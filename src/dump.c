@@ -33,21 +33,11 @@ typedef struct dump_plan {
     uint64_t total_blocks;
 } dump_plan_t;
 
-/* Counts the entries this process hosts. */
-static mpidht_status_t count_entries(mpidht_t *t, uint64_t *entries)
+static mpidht_status_t count_entry(void *ctx, unsigned char *bucket)
 {
-    mpidht_status_t st = MPIDHT_OK;
-    *entries = 0;
-    for (uint64_t first = 0; st == MPIDHT_OK && first < t->local_buckets;) {
-        size_t n = t->scan->capacity;
-        if (n > t->local_buckets - first)
-            n = (size_t)(t->local_buckets - first);
-        st = mpidht_scan_read(t, first, n);
-        for (size_t i = 0; st == MPIDHT_OK && i < n; ++i)
-            *entries += mpidht_scan_entry(t, i) != NULL;
-        first += n;
-    }
-    return st;
+    (void)bucket;
+    ++*(uint64_t *)ctx;
+    return MPIDHT_OK;
 }
 
 static uint64_t blocks_for(uint64_t entries, uint64_t cap)
@@ -87,51 +77,62 @@ static mpidht_status_t make_plan(mpidht_t *t, uint64_t entries, dump_plan_t *pla
     return MPIDHT_OK;
 }
 
+/* The second scan: records packed into blocks and written. */
+typedef struct block_writer {
+    const mpidht_t *t;
+    MPI_File fh;
+    const dump_plan_t *plan;
+    mpidht_dump_block_t *blocks; /* [plan->blocks] filled in turn */
+    unsigned char *buf;          /* one block of records */
+    uint64_t offset;             /* of the next block in the file */
+    uint64_t written, block, filled;
+} block_writer_t;
+
+static mpidht_status_t write_block(block_writer_t *w)
+{
+    size_t len = (size_t)(w->filled * w->plan->record_size);
+    w->blocks[w->block].entries = w->filled;
+    w->blocks[w->block].checksum = mpidht_dump_checksum(w->buf, len);
+    mpidht_status_t st = mpidht_file_write_at(w->fh, w->offset, w->buf, len);
+    w->offset += len;
+    w->written += w->filled;
+    w->filled = 0;
+    ++w->block;
+    return st;
+}
+
+static mpidht_status_t write_entry(void *ctx, unsigned char *bucket)
+{
+    block_writer_t *w = ctx;
+    const mpidht_t *t = w->t;
+    if (w->written + w->filled == w->plan->entries)
+        return MPIDHT_ERR_CONCURRENT_USE; /* more than the first scan saw */
+    unsigned char *r = w->buf + w->filled * w->plan->record_size;
+    memcpy(r, mpidht_bucket_key(t, bucket), t->key_size);
+    memcpy(r + t->key_size, mpidht_bucket_value(t, bucket), t->value_size);
+    ++w->filled;
+    if (w->filled < w->plan->block_cap && w->written + w->filled < w->plan->entries)
+        return MPIDHT_OK;
+    return write_block(w);
+}
+
 /* Writes this process's records, block by block, and fills blocks[] with
  * their counts and checksums. */
 static mpidht_status_t write_records(mpidht_t *t, MPI_File fh, const dump_plan_t *plan,
                                      mpidht_dump_block_t *blocks)
 {
-    unsigned char *buf = malloc((size_t)(plan->block_cap * plan->record_size));
-    if (!buf)
+    block_writer_t w = {
+        .t = t, .fh = fh, .plan = plan, .blocks = blocks,
+        .buf = malloc((size_t)(plan->block_cap * plan->record_size)),
+        .offset = MPIDHT_DUMP_HEADER_SIZE + plan->total_blocks * MPIDHT_DUMP_BLOCK_ENTRY_SIZE +
+                  plan->first_record * plan->record_size,
+    };
+    if (!w.buf)
         return MPIDHT_ERR_NO_MEMORY;
-    uint64_t offset = MPIDHT_DUMP_HEADER_SIZE +
-                      plan->total_blocks * MPIDHT_DUMP_BLOCK_ENTRY_SIZE +
-                      plan->first_record * plan->record_size;
-    uint64_t written = 0, block = 0, filled = 0;
-    mpidht_status_t st = MPIDHT_OK;
-    for (uint64_t first = 0; st == MPIDHT_OK && first < t->local_buckets;) {
-        size_t n = t->scan->capacity;
-        if (n > t->local_buckets - first)
-            n = (size_t)(t->local_buckets - first);
-        st = mpidht_scan_read(t, first, n);
-        for (size_t i = 0; st == MPIDHT_OK && i < n; ++i) {
-            unsigned char *b = mpidht_scan_entry(t, i);
-            if (!b)
-                continue;
-            if (written + filled == plan->entries) {
-                st = MPIDHT_ERR_CONCURRENT_USE;
-                break;
-            }
-            unsigned char *r = buf + filled * plan->record_size;
-            memcpy(r, mpidht_bucket_key(t, b), t->key_size);
-            memcpy(r + t->key_size, mpidht_bucket_value(t, b), t->value_size);
-            if (++filled < plan->block_cap && written + filled < plan->entries)
-                continue;
-            size_t len = (size_t)(filled * plan->record_size);
-            blocks[block].entries = filled;
-            blocks[block].checksum = mpidht_dump_checksum(buf, len);
-            st = mpidht_file_write_at(fh, offset, buf, len);
-            offset += len;
-            written += filled;
-            filled = 0;
-            ++block;
-        }
-        first += n;
-    }
-    free(buf);
-    if (st == MPIDHT_OK && written != plan->entries)
-        st = MPIDHT_ERR_CONCURRENT_USE;
+    mpidht_status_t st = mpidht_scan_all(t, write_entry, &w);
+    free(w.buf);
+    if (st == MPIDHT_OK && w.written != plan->entries)
+        st = MPIDHT_ERR_CONCURRENT_USE; /* fewer than the first scan saw */
     return st;
 }
 
@@ -226,7 +227,7 @@ static mpidht_status_t write_file(mpidht_t *t, const char *partial)
     uint64_t entries = 0;
     mpidht_status_t st = mpidht_agree(t->comm, mpidht_scan_reserve(t));
     if (st == MPIDHT_OK)
-        st = mpidht_agree_same(t->comm, count_entries(t, &entries));
+        st = mpidht_agree_same(t->comm, mpidht_scan_all(t, count_entry, &entries));
     dump_plan_t plan;
     if (st == MPIDHT_OK)
         st = make_plan(t, entries, &plan);
@@ -259,12 +260,9 @@ static mpidht_status_t write_file(mpidht_t *t, const char *partial)
 
 mpidht_status_t mpidht_dump(mpidht_t *table, const char *path)
 {
-    int finalized = 0;
-    if (!table)
-        return MPIDHT_ERR_INVALID_HANDLE;
-    MPI_Finalized(&finalized);
-    if (finalized)
-        return MPIDHT_ERR_MPI_NOT_INITIALIZED;
+    mpidht_status_t usable = mpidht_check_table(table);
+    if (usable != MPIDHT_OK)
+        return usable;
     mpidht_t *t = table;
     char *partial = path ? malloc(strlen(path) + sizeof ".partial") : NULL;
     mpidht_status_t st = mpidht_agree(t->comm, !path      ? MPIDHT_ERR_NULL_ARGUMENT

@@ -11,28 +11,21 @@ mpidht_status_t mpidht_local_next(mpidht_t *table, uint64_t *cursor,
                                   size_t max_entries, void *keys, void *values,
                                   size_t *count)
 {
-    int finalized = 0;
-    if (!table)
-        return MPIDHT_ERR_INVALID_HANDLE;
+    mpidht_status_t st = mpidht_check_table(table);
+    if (st != MPIDHT_OK)
+        return st;
     if (!cursor || !keys || !values || !count)
         return MPIDHT_ERR_NULL_ARGUMENT;
     *count = 0;
     if (max_entries == 0 || *cursor > table->local_buckets)
         return MPIDHT_ERR_ITERATION;
-    MPI_Finalized(&finalized);
-    if (finalized)
-        return MPIDHT_ERR_MPI_NOT_INITIALIZED;
     mpidht_t *t = table;
-    mpidht_status_t st = mpidht_scan_reserve(t);
+    st = mpidht_scan_reserve(t);
     unsigned char *k = keys, *v = values;
     /* A step never covers more buckets than there is room for entries, so
      * every entry it finds can be returned. */
     while (st == MPIDHT_OK && *count < max_entries && *cursor < t->local_buckets) {
-        size_t n = t->scan->capacity;
-        if (n > max_entries - *count)
-            n = max_entries - *count;
-        if (n > t->local_buckets - *cursor)
-            n = (size_t)(t->local_buckets - *cursor);
+        size_t n = mpidht_scan_span(t, *cursor, max_entries - *count);
         st = mpidht_scan_read(t, *cursor, n);
         for (size_t i = 0; st == MPIDHT_OK && i < n; ++i) {
             unsigned char *b = mpidht_scan_entry(t, i);

@@ -292,13 +292,10 @@ static mpidht_status_t restore_file(mpidht_t *t, const char *path,
 mpidht_status_t mpidht_restore(mpidht_t *table, const char *path,
                                mpidht_restore_report_t *report)
 {
-    int finalized = 0;
-    if (!table)
-        return MPIDHT_ERR_INVALID_HANDLE;
-    MPI_Finalized(&finalized);
-    if (finalized)
-        return MPIDHT_ERR_MPI_NOT_INITIALIZED;
-    mpidht_status_t st =
+    mpidht_status_t st = mpidht_check_table(table);
+    if (st != MPIDHT_OK)
+        return st;
+    st =
         mpidht_agree(table->comm, path ? MPIDHT_OK : MPIDHT_ERR_NULL_ARGUMENT);
     bool same = false;
     if (st == MPIDHT_OK)

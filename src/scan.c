@@ -1,5 +1,6 @@
 #include "scan.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "bucket.h"
@@ -48,4 +49,26 @@ unsigned char *mpidht_scan_entry(const mpidht_t *t, size_t i)
     unsigned char *b = mpidht_slot(t, t->scan->buckets, (unsigned)i);
     unsigned char meta = mpidht_bucket_meta(t, b);
     return (meta & MPIDHT_META_OCCUPIED) && !(meta & MPIDHT_META_INVALID) ? b : NULL;
+}
+
+size_t mpidht_scan_span(const mpidht_t *t, uint64_t first, size_t limit)
+{
+    size_t n = t->scan->capacity < limit ? t->scan->capacity : limit;
+    return t->local_buckets - first < n ? (size_t)(t->local_buckets - first) : n;
+}
+
+mpidht_status_t mpidht_scan_all(mpidht_t *t, mpidht_scan_visit_fn visit, void *ctx)
+{
+    mpidht_status_t st = MPIDHT_OK;
+    for (uint64_t first = 0; st == MPIDHT_OK && first < t->local_buckets;) {
+        size_t n = mpidht_scan_span(t, first, SIZE_MAX);
+        st = mpidht_scan_read(t, first, n);
+        for (size_t i = 0; st == MPIDHT_OK && i < n; ++i) {
+            unsigned char *b = mpidht_scan_entry(t, i);
+            if (b)
+                st = visit(ctx, b);
+        }
+        first += n;
+    }
+    return st;
 }

@@ -29,4 +29,14 @@ mpidht_status_t mpidht_scan_read(mpidht_t *t, uint64_t first, size_t n);
 /* Copy i of the last scan step if it holds an entry, else NULL. */
 unsigned char *mpidht_scan_entry(const mpidht_t *t, size_t i);
 
+/* Buckets a step starting at bucket first covers: at most the capacity,
+ * limit, and what is left of this process's buckets. */
+size_t mpidht_scan_span(const mpidht_t *t, uint64_t first, size_t limit);
+
+/* Calls visit(ctx, bucket) for every entry this process hosts, in bucket
+ * order (bucket is a whole copy), until visit returns other than
+ * MPIDHT_OK; returns that status or the scan's. */
+typedef mpidht_status_t (*mpidht_scan_visit_fn)(void *ctx, unsigned char *bucket);
+mpidht_status_t mpidht_scan_all(mpidht_t *t, mpidht_scan_visit_fn visit, void *ctx);
+
 #endif /* MPIDHT_SCAN_H */

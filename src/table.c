@@ -275,6 +275,15 @@ mpidht_status_t mpidht_free(mpidht_t **table)
     return st != MPIDHT_OK ? st : freed;
 }
 
+mpidht_status_t mpidht_check_table(const mpidht_t *t)
+{
+    int finalized = 0;
+    if (!t)
+        return MPIDHT_ERR_INVALID_HANDLE;
+    MPI_Finalized(&finalized);
+    return finalized ? MPIDHT_ERR_MPI_NOT_INITIALIZED : MPIDHT_OK;
+}
+
 void mpidht_locate(const mpidht_t *t, const void *key, mpidht_address_t *addr)
 {
     uint64_t hash = t->hash(key, t->key_size, t->hash_user_data);

@@ -61,6 +61,10 @@ struct mpidht {
     mpidht_stats_t stats;
 };
 
+/* MPIDHT_ERR_INVALID_HANDLE if t is NULL, MPIDHT_ERR_MPI_NOT_INITIALIZED
+ * after MPI_Finalize (any MPI call would be erroneous), else MPIDHT_OK. */
+mpidht_status_t mpidht_check_table(const mpidht_t *t);
+
 /* The target and candidates of key. */
 void mpidht_locate(const mpidht_t *t, const void *key, mpidht_address_t *addr);
 

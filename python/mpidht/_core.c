@@ -444,26 +444,27 @@ static PyObject *Table_local_next(TableObject *self, PyObject *args)
     return Py_BuildValue("(Kn)", (unsigned long long)at, (Py_ssize_t)count);
 }
 
-/* A file system path (str, bytes or os.PathLike) as bytes, or NULL. */
-static PyObject *path_bytes(PyObject *args)
+/* The table, claimed, and *path the call's one argument, a file system
+ * path (str, bytes or os.PathLike) as bytes; NULL with an exception and
+ * nothing held on failure. */
+static mpidht_t *claim_with_path(TableObject *self, PyObject *args, PyObject **path)
 {
-    PyObject *path = NULL;
-    if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &path))
+    *path = NULL;
+    if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, path))
         return NULL;
-    return path;
+    mpidht_t *table = claim(self);
+    if (!table)
+        Py_CLEAR(*path);
+    return table;
 }
 
 /* dump(path): collective. */
 static PyObject *Table_dump(TableObject *self, PyObject *args)
 {
-    PyObject *path = path_bytes(args);
-    if (!path)
+    PyObject *path;
+    mpidht_t *table = claim_with_path(self, args, &path);
+    if (!table)
         return NULL;
-    mpidht_t *table = claim(self);
-    if (!table) {
-        Py_DECREF(path);
-        return NULL;
-    }
     mpidht_status_t st;
     const char *name = PyBytes_AS_STRING(path);
     Py_BEGIN_ALLOW_THREADS
@@ -477,14 +478,10 @@ static PyObject *Table_dump(TableObject *self, PyObject *args)
 /* restore(path) -> (entries, inserted, updated, evicted): collective. */
 static PyObject *Table_restore(TableObject *self, PyObject *args)
 {
-    PyObject *path = path_bytes(args);
-    if (!path)
+    PyObject *path;
+    mpidht_t *table = claim_with_path(self, args, &path);
+    if (!table)
         return NULL;
-    mpidht_t *table = claim(self);
-    if (!table) {
-        Py_DECREF(path);
-        return NULL;
-    }
     mpidht_restore_report_t r = {0, 0, 0, 0};
     mpidht_status_t st;
     const char *name = PyBytes_AS_STRING(path);
