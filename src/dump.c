@@ -234,8 +234,13 @@ static mpidht_status_t write_file(mpidht_t *t, const char *partial)
     if (st != MPIDHT_OK)
         return mpidht_agree_same(t->comm, st);
 
+    /* A leftover of an interrupted dump goes first, and before anyone
+     * opens: a process opening it earlier would write into a file that is
+     * then unlinked. */
     if (t->rank == 0)
-        MPI_File_delete(partial, MPI_INFO_NULL); /* a leftover, if any */
+        MPI_File_delete(partial, MPI_INFO_NULL);
+    if (MPI_Barrier(t->comm) != MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
     MPI_File fh = MPI_FILE_NULL;
     int rc = MPI_File_open(t->comm, partial, MPI_MODE_CREATE | MPI_MODE_WRONLY,
                            MPI_INFO_NULL, &fh);
