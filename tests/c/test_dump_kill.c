@@ -9,8 +9,9 @@
  *                                    and again;
  *   test_dump_kill verify FILE       restores FILE, which must hold one of
  *                                    the two contents completely, then
- *                                    dumps over it once more (a leftover
- *                                    FILE.partial must not be in the way).
+ *                                    dumps over it once more, past the
+ *                                    leftover FILE.partial, and restores
+ *                                    that dump whole.
  */
 #include <unistd.h>
 
@@ -59,10 +60,15 @@ int main(int argc, char **argv)
         if (test_rank() == 0)
             printf("restored the %s content: %" PRIu64 " entries\n",
                    digest_equal(got, first) ? "first" : "second", got.entries);
+        /* Over the leftover partial file: the new dump is whole. */
         CHECK_OK(mpidht_dump(table, file));
         char partial[512];
         snprintf(partial, sizeof partial, "%s.partial", file);
         CHECK(access(partial, F_OK) != 0);
+        mpidht_t *again = make_table();
+        CHECK_OK(mpidht_restore(again, file, &r));
+        CHECK(digest_equal(digest_table(again, KEY, VALUE), got));
+        CHECK_OK(mpidht_free(&again));
     } else {
         CHECK(!"usage: test_dump_kill prepare|loop|verify FILE [DIR]");
     }
