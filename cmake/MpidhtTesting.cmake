@@ -9,12 +9,15 @@ set(MPIDHT_TEST_CONCURRENCY_OPS 10000 CACHE STRING "Operations per rank in the h
 set(MPIDHT_TEST_CONCURRENCY_BATCH_OPS ${MPIDHT_TEST_CONCURRENCY_OPS} CACHE STRING
     "Operations per rank in the batched hot-key tests")
 set(MPIDHT_TEST_BATCH_WRITES 600 CACHE STRING "Writes per rank in the batch equivalence tests")
+set(MPIDHT_TEST_SCALE 1 CACHE STRING
+    "Factor on the counts of the local iteration and dump tests (MPIDHT_TEST_SCALE in their environment)")
 
 # Harmless for MPICH; lets Open MPI run as root and oversubscribe, and makes
 # waiting processes yield so that 4 ranks on 2 cores still progress.
 set(MPIDHT_TEST_ENV
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
+  MPIDHT_TEST_SCALE=${MPIDHT_TEST_SCALE}
   # Open MPI's own allocations are freed at exit, not at MPI_Finalize.
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)

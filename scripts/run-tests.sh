@@ -68,7 +68,7 @@ run_suite openmpi openmpi -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPIDHT_BUILD_TESTS
 # they try others; a descheduled holder stalls the rest longest there.)
 run_suite mpich mpich -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPIDHT_BUILD_TESTS=ON \
   -DMPIDHT_TEST_CONCURRENCY_OPS=1500 -DMPIDHT_TEST_CONCURRENCY_BATCH_OPS=500 \
-  -DMPIDHT_TEST_BATCH_WRITES=150
+  -DMPIDHT_TEST_BATCH_WRITES=150 -DMPIDHT_TEST_SCALE=0.2
 run_suite sanitizers openmpi -DCMAKE_BUILD_TYPE=Debug -DMPIDHT_BUILD_TESTS=ON \
   -DMPIDHT_SANITIZE=address,undefined
 # The dump loader under libFuzzer (clang), ASan and UBSan, for a bounded

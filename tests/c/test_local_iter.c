@@ -9,7 +9,7 @@
  */
 #include "table_digest.h"
 
-enum { IDS = 1500, KEY = 24, VALUE = 40, HOT_KEYS = 8, HOT_ROUNDS = 300 };
+enum { IDS = 1500, KEY = 24, VALUE = 40, HOT_KEYS = 8 };
 
 static void check_exact_content(mpidht_protocol_t protocol)
 {
@@ -75,7 +75,8 @@ static void check_hot_iteration(mpidht_protocol_t protocol)
     CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
     unsigned char key[KEY], value[VALUE], keys[5 * KEY], values[5 * VALUE];
     uint64_t cursor = 0, checked = 0;
-    for (uint64_t round = 0; round < HOT_ROUNDS; ++round) {
+    uint64_t rounds = test_scaled(300, 40);
+    for (uint64_t round = 0; round < rounds; ++round) {
         uint64_t id = (round * 7 + (uint64_t)test_rank()) % HOT_KEYS;
         test_fill(key, KEY, id, 1);
         hot_value(value, id, round);
