@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -11,6 +12,12 @@ from .config import DEFAULT_CONFIG, ConfigError, Config, load
 
 
 def _parse_value(text: str) -> Any:
+    """A TOML value (so that --set 'dht.digits={C = 4, ...}' gives a table),
+    else an int, a float, a bool or the text itself."""
+    try:
+        return tomllib.loads(f"value = {text}")["value"]
+    except tomllib.TOMLDecodeError:
+        pass
     for kind in (int, float):
         try:
             return kind(text)

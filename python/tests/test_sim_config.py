@@ -110,3 +110,18 @@ def test_restore_needs_matching_settings(tmp_path: Path) -> None:
         load(None, {"dht.dump": "often"})
     with pytest.raises(ConfigError, match="dht.restore must be a file name"):
         load(None, {"dht.restore": 3})
+
+
+def test_cli_set_takes_toml_values() -> None:
+    """--set accepts inline tables (per-variable digits), numbers, bools and
+    bare words."""
+    from mpidht_sim.cli import build_config, parse_args
+
+    args = parse_args(["--set", "dht.digits={C = 3, Ca = 3, Cl = 2, Mg = 2, pH = 4, "
+                       "pe = 4, calcite = 4, dolomite = 4}", "--set", "dht.floor=1e-8",
+                       "--set", "dht.log=false", "--set", "dht.protocol=fine",
+                       "--set", "grid.nx=7"])
+    cfg = build_config(args)
+    assert cfg.dht.digits["C"] == 3 and cfg.dht.digits["dolomite"] == 4
+    assert cfg.dht.floor == 1e-8 and cfg.dht.log is False
+    assert cfg.dht.protocol == "fine" and cfg.nx == 7
