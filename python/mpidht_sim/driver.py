@@ -28,7 +28,10 @@ from .checkpoint import DHT_FILE, write_settings
 from .chemistry import Chemistry
 from .config import AQUEOUS, VARIABLES, Config
 from .flow import Advection, solve_flow
+from .measure import error_measure
 from .surrogate import KEY_SIZE, VALUE_SIZE, Surrogate
+
+__all__ = ["RunResult", "IterationRecord", "error_measure", "run"]
 
 Array = npt.NDArray[np.float64]
 TAG_WORK, TAG_RESULT, TAG_STOP, TAG_DUMP = 1, 2, 3, 4
@@ -269,20 +272,3 @@ def _worker(cfg: Config, comm: MPI.Intracomm, worker_comm: MPI.Comm) -> None:
     finally:
         worker_comm.Barrier()  # no worker frees the table while another reads
         chem.close()
-
-
-def error_measure(run: Array, reference: Array) -> float:
-    """Eq. (2) of the POET paper: the geometric mean over variables of the
-    RMS difference to the reference, each normalised by the variable's
-    maximum magnitude in the reference (variables that are zero everywhere
-    in both are left out)."""
-    terms = []
-    for j in range(reference.shape[1]):
-        scale = np.abs(reference[:, j]).max()
-        rms = float(np.sqrt(np.mean((run[:, j] - reference[:, j]) ** 2)))
-        if scale == 0:
-            if rms == 0:
-                continue
-            scale = 1.0
-        terms.append(max(rms / scale, 1e-300))
-    return float(np.exp(np.mean(np.log(terms)))) if terms else 0.0
