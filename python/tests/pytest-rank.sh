@@ -8,7 +8,11 @@ python=$1 outdir=$2
 shift 2
 rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}
 mkdir -p "$outdir"
-args=(-m pytest -p no:cacheprovider --color=no -q --junitxml="$outdir/rank$rank.xml" "$@")
+# Each rank its own temporary base: pytest prunes old ones at start, and
+# ranks sharing one would race (tests that need a folder all ranks see
+# take rank 0's and broadcast it).
+args=(-m pytest -p no:cacheprovider --color=no -q --junitxml="$outdir/rank$rank.xml"
+      --basetemp="$outdir/tmp-rank$rank" "$@")
 if [[ $rank == 0 ]]; then
   "$python" "${args[@]}" 2>&1 | tee "$outdir/rank$rank.log"
   exit "${PIPESTATUS[0]}"
