@@ -65,7 +65,8 @@ def test_process_count_does_not_matter(runs: dict[str, Any]) -> None:
 
 def test_warm_start_from_a_saved_dht(tmp_path_factory: pytest.TempPathFactory) -> None:
     """A run that saves its DHT, then a run of the same settings started from
-    it: every cell reaction hits, and the fields equal the first run's."""
+    it: every cell reaction hits, and the fields agree with the first run's
+    within the documented tolerance."""
     comm = MPI.COMM_WORLD
     out = Path(comm.bcast(str(tmp_path_factory.mktemp("warm")) if comm.Get_rank() == 0
                           else None, root=0))
@@ -79,8 +80,11 @@ def test_warm_start_from_a_saved_dht(tmp_path_factory: pytest.TempPathFactory) -
     assert sum(r.hits for r in first.records) < sum(r.hits + r.misses for r in first.records)
     assert second.restored > 0
     assert all(r.misses == 0 for r in second.records)
+    # Not bit for bit: where two cells of the first run shared a key, one
+    # ran PHREEQC and the other may have used its stored change; the
+    # second run uses the change of whichever wrote last, for both.
     for it in first.saved:
-        assert error_measure(second.saved[it], first.saved[it]) <= 1e-12
+        assert error_measure(second.saved[it], first.saved[it]) <= TOLERANCE
 
 
 def test_validation_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
