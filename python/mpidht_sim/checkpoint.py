@@ -2,7 +2,7 @@
 
 A saved DHT is the mpidht dump file (``Table.dump``) plus a JSON file beside
 it, ``<dump>.json``, with the settings that give its keys and values their
-meaning: key and value sizes, digits, log, floor, time step and chemistry.
+meaning: key and value sizes, rounding, digits, log, floor, time step and chemistry.
 A run restores a DHT only if all of them equal its own; otherwise its
 entries would answer questions they were not computed for. The check runs
 with the configuration, before any MPI work.
@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .config import Config, ConfigError
+from .errors import ConfigError
 from .surrogate import KEY_SIZE, VALUE_SIZE
 
+if TYPE_CHECKING:
+    from .config import Config
+
 #: Version of the settings file's layout.
-SETTINGS_VERSION = 1
+SETTINGS_VERSION = 2
 #: Name of the saved DHT in the output folder.
 DHT_FILE = "dht.mpidht"
 
@@ -29,6 +32,7 @@ def settings(cfg: Config) -> dict[str, Any]:
         "version": SETTINGS_VERSION,
         "key_size": KEY_SIZE, "value_size": VALUE_SIZE,
         "digits": dict(cfg.dht.digits), "log": cfg.dht.log, "floor": cfg.dht.floor,
+        "rounding": cfg.dht.rounding,
         "time_step": cfg.time_step, "database": cfg.database,
         "calcite_parm": cfg.calcite_parm, "dolomite_parm": cfg.dolomite_parm,
     }

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 import tomllib
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, TextIO
 
 from .config import DEFAULT_CONFIG, ConfigError, Config, load
 
@@ -46,9 +47,17 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--save-dht", action="store_true",
                         help="save the DHT as OUTPUT/dht.mpidht at every saved "
                              "iteration (dht.dump)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an earlier run's outputs in the output folder "
+                             "(run.overwrite); without it such a folder is refused")
+    parser.add_argument("--reference", type=Path, metavar="RUN_DIR",
+                        help="compare the saved fields with those of a reference run, e.g. "
+                             "one made with --no-dht (run.reference); the errors go to "
+                             "summary.json")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="override one setting, e.g. --set grid.nx=20 (repeatable)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+                        help="override one setting, e.g. --set grid.nx=20 or "
+                             "--set dht.digits.C=5 (repeatable)")
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
     return parser.parse_args(argv)
 
 
@@ -75,7 +84,38 @@ def build_config(args: argparse.Namespace) -> Config:
         overrides["dht.restore"] = str(args.warm_start)
     if args.save_dht:
         overrides["dht.dump"] = True
+    if args.overwrite:
+        overrides["run.overwrite"] = True
+    if args.reference is not None:
+        overrides["run.reference"] = str(args.reference)
     return load(args.config, overrides)
+
+
+def progress_reporter(total: int, stream: TextIO) -> tuple[Callable[[Any], None],
+                                                           Callable[[], None]]:
+    """(update per iteration record, close): a tqdm bar on a terminal, else
+    a line at every tenth of the run, so that logs stay readable."""
+    if stream.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="it", desc="coupling", file=stream)
+
+        def update(record: Any) -> None:
+            cells = record.hits + record.misses
+            bar.set_postfix(hit_rate=f"{record.hits / max(cells, 1):.0%}")
+            bar.update(1)
+        return update, bar.close
+
+    start = time.perf_counter()
+    every = max(1, total // 10)
+
+    def line(record: Any) -> None:
+        if record.iteration % every == 0 or record.iteration == total:
+            cells = record.hits + record.misses
+            print(f"iteration {record.iteration}/{total}: hit rate "
+                  f"{record.hits / max(cells, 1):.1%}, {time.perf_counter() - start:.1f} s",
+                  file=stream, flush=True)
+    return line, lambda: None
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -88,47 +128,46 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from mpi4py import MPI
 
     from .driver import run
-    from .output import save
+    from .output import check_folders, finish, start
 
     comm = MPI.COMM_WORLD
     rank = comm.Get_rank()
-    bar: Any = None
+    # The folders are checked by one process, which then writes into them:
+    # every process gets the same verdict, before anything is written.
+    problem = None
+    if rank == 0:
+        try:
+            check_folders(cfg)
+        except ConfigError as e:
+            problem = str(e)
+    problem = comm.bcast(problem, root=0)
+    if problem is not None:
+        if rank == 0:
+            print(f"mpidht_sim: configuration error: {problem}", file=sys.stderr)
+        return 2
+    if rank == 0:
+        start(cfg)
+        print(f"{cfg.nx} x {cfg.ny} cells, {cfg.iterations} iterations, "
+              f"{comm.Get_size()} processes, DHT "
+              f"{'on (' + cfg.dht.protocol + ')' if cfg.dht.enabled else 'off'}")
+        print("waters, computed before the first step:")
+        for name, water in cfg.waters.items():
+            print(f"  {name:8s} {water.describe()}")
+        print(f"  minerals: calcite {cfg.initial['calcite']:g} mol, "
+              f"dolomite {cfg.initial['dolomite']:g} mol per cell", flush=True)
+    progress: Optional[Callable[[Any], None]] = None
+    close: Callable[[], None] = lambda: None
     if rank == 0 and not args.quiet:
-        from tqdm import tqdm
-        bar = tqdm(total=cfg.iterations, unit="it", desc="coupling", file=sys.stderr)
-
-    def progress(record: Any) -> None:
-        if bar is not None:
-            cells = record.hits + record.misses
-            bar.set_postfix(hit_rate=f"{record.hits / max(cells, 1):.0%}")
-            bar.update(1)
-
+        progress, close = progress_reporter(cfg.iterations, sys.stderr)
     try:
         result = run(cfg, comm, progress)
     except Exception as e:  # a worker or PHREEQC failed: stop every rank
         print(f"mpidht_sim: rank {rank}: {type(e).__name__}: {e}", file=sys.stderr)
         comm.Abort(1)
         return 1
-    if bar is not None:
-        bar.close()
+    close()
     if rank != 0:
         return 0
-    records = result.records
-    hits = sum(r.hits for r in records)
-    cells = hits + sum(r.misses for r in records)
-    transport = sum(r.transport_s for r in records)
-    chemistry = sum(r.chemistry_s for r in records)
-    dht = sum(r.dht_s for r in records)
-    path = save(result, cfg, cfg.output_dir, {"processes": comm.Get_size()})
-    print(f"{cfg.nx} x {cfg.ny} cells, {cfg.iterations} iterations, "
-          f"{comm.Get_size()} processes, DHT {'on (' + cfg.dht.protocol + ')' if cfg.dht.enabled else 'off'}")
-    print(f"runtime {result.wall_s:.1f} s: transport {transport:.1f} s, "
-          f"chemistry {chemistry:.1f} s (summed over workers), DHT {dht:.1f} s")
-    print(f"hit rate {hits / max(cells, 1):.1%} ({hits} of {cells} cell reactions), "
-          f"evictions {result.evictions}")
-    if result.restored:
-        print(f"warm start: {result.restored} DHT entries loaded from {cfg.dht.restore}")
-    if result.dht_dump is not None:
-        print(f"DHT saved to {result.dht_dump} ({result.dump_s:.1f} s)")
-    print(f"outputs: {path.parent}")
+    for line in finish(result, cfg, {"processes": comm.Get_size()}):
+        print(line)
     return 0

@@ -1,27 +1,44 @@
 """Run configuration: a TOML file, checked completely before any MPI work.
 
 Every error names the offending key and what was expected; the defaults are
-those of ``configs/simdol2d.toml`` (the SimDol2D benchmark).
+those of ``configs/simdol2d.toml`` (the SimDol2D benchmark). Loading also
+computes the initial and injected waters with PHREEQC (``waters``), checks
+that the database loads and reacts the initial water once, so that a
+chemistry that cannot run is refused here, not after MPI has started.
+
+Overrides are ``"section.key"`` (replaces the key's value, a table
+included) or ``"section.key.sub"`` (sets one entry of a table, e.g.
+``dht.digits.C``). A water section ([initial], [injected]) given a
+``solution`` or ``state`` of its own drops the default's definition.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-#: The state of a cell: transported aqueous variables, then immobile minerals.
-AQUEOUS = ("C", "Ca", "Cl", "Mg", "pH", "pe")
-MINERALS = ("calcite", "dolomite")
-VARIABLES = AQUEOUS + MINERALS
+import numpy as np
+
+from . import checkpoint, waters
+from .chemistry import Chemistry
+from .errors import ChemistryError, ConfigError
+from .variables import AQUEOUS, MINERALS, VARIABLES
+from .waters import Water
+
+__all__ = ["AQUEOUS", "MINERALS", "VARIABLES", "Config", "ConfigError", "DhtConfig",
+           "DEFAULT_CONFIG", "FixedPressure", "ROUNDINGS", "load"]
 
 DEFAULT_CONFIG = Path(__file__).parent / "configs" / "simdol2d.toml"
-
-
-class ConfigError(ValueError):
-    """A configuration that cannot run; the message says which key and why."""
+SECTIONS = ("grid", "flow", "time", "chemistry", "initial", "injected", "dht", "run")
+#: How a variable is reduced to a key element: to significant digits, or to
+#: decimal places by truncation (POET's rounding).
+ROUNDINGS = ("significant", "decimal")
+_WATER_KEYS = ("solution", "state", "charge_balance", "equilibrium")
 
 
 @dataclass(frozen=True)
@@ -40,6 +57,7 @@ class DhtConfig:
     digits: dict[str, int]
     log: bool
     floor: float
+    rounding: str = "significant"
     restore: Optional[Path] = None  # a saved DHT to start from
     dump: bool = False              # save the DHT with the fields
 
@@ -58,19 +76,37 @@ class Config:
     database: str
     calcite_parm: float
     dolomite_parm: float
+    charge_tolerance: float
+    #: The computed waters, "initial" and "injected".
+    waters: dict[str, Water]
+    #: The initial state of a cell: the initial water and the minerals.
     initial: dict[str, float]
+    #: The state the injecting cells hold (aqueous variables).
     injected: dict[str, float]
     dht: DhtConfig
     package_size: int
     output_dir: Path
     save_every: int
+    overwrite: bool = False
+    reference: Optional[Path] = None  # a reference run's output folder
     source: Path = field(default=DEFAULT_CONFIG)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The whole effective configuration, JSON-ready."""
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
-def _section(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
-    value = data.get(name, {})
-    if not isinstance(value, dict):
-        raise ConfigError(f"[{name}] must be a table")
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if hasattr(value, "to_dict"):
+            return value.to_dict()
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
     return value
 
 
@@ -96,6 +132,20 @@ def _number(table: Mapping[str, Any], section: str, key: str, default: Any = Non
     return value
 
 
+def _flag(table: Mapping[str, Any], where: str, key: str) -> bool:
+    value = table.get(key)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}.{key} must be true or false, got {value!r}")
+    return value
+
+
+def _path(table: Mapping[str, Any], where: str, key: str) -> Optional[Path]:
+    value = table.get(key, "")
+    if not isinstance(value, (str, Path)):
+        raise ConfigError(f"{where}.{key} must be a path (or \"\" for none), got {value!r}")
+    return Path(value) if str(value) else None
+
+
 def _known(table: Mapping[str, Any], section: str, allowed: tuple[str, ...]) -> None:
     unknown = sorted(set(table) - set(allowed))
     if unknown:
@@ -103,32 +153,21 @@ def _known(table: Mapping[str, Any], section: str, allowed: tuple[str, ...]) -> 
                           f"expected some of {', '.join(allowed)}")
 
 
-def _water(table: Mapping[str, Any], section: str, names: tuple[str, ...],
-           defaults: Mapping[str, Any]) -> dict[str, float]:
-    _known(table, section, names)
-    water = {}
-    for name in names:
-        low = None if name in ("pH", "pe") else 0.0
-        water[name] = float(_number(table, section, name, defaults.get(name), minimum=low))
-    return water
-
-
-def _dht(table: Mapping[str, Any], defaults: Mapping[str, Any]) -> DhtConfig:
+def _dht(table: Mapping[str, Any]) -> DhtConfig:
     keys = ("enabled", "protocol", "memory_per_worker", "digits", "log", "floor",
-            "restore", "dump")
+            "rounding", "restore", "dump")
     _known(table, "dht", keys)
-    merged = {**defaults, **table}
-    enabled, log, dump = merged.get("enabled"), merged.get("log"), merged.get("dump", False)
-    for key, value in (("enabled", enabled), ("log", log), ("dump", dump)):
-        if not isinstance(value, bool):
-            raise ConfigError(f"dht.{key} must be true or false, got {value!r}")
-    protocol = merged.get("protocol")
+    enabled, log, dump = (_flag(table, "dht", k) for k in ("enabled", "log", "dump"))
+    protocol = table.get("protocol")
     if protocol not in ("coarse", "fine", "lockfree"):
         raise ConfigError(f"dht.protocol must be coarse, fine or lockfree, got {protocol!r}")
-    memory = _number(merged, "dht", "memory_per_worker", integer=True, minimum=4096)
-    digits_table = merged.get("digits")
+    memory = _number(table, "dht", "memory_per_worker", integer=True, minimum=4096)
+    rounding = table.get("rounding", "significant")
+    if rounding not in ROUNDINGS:
+        raise ConfigError(f"dht.rounding must be {' or '.join(ROUNDINGS)}, got {rounding!r}")
+    digits_table = table.get("digits")
     if not isinstance(digits_table, dict):
-        raise ConfigError("dht.digits must be a table of variable = significant digits")
+        raise ConfigError("dht.digits must be a table of variable = digits")
     unknown = sorted(set(digits_table) - set(VARIABLES))
     if unknown:
         raise ConfigError(f"dht.digits: unknown variable(s) {', '.join(unknown)}; "
@@ -137,41 +176,76 @@ def _dht(table: Mapping[str, Any], defaults: Mapping[str, Any]) -> DhtConfig:
     for name in VARIABLES:
         if name not in digits_table:
             raise ConfigError(f"dht.digits.{name} is required")
-        # A float64 carries at most 15 significant decimal digits.
+        # A float64 carries at most 15 significant decimal digits; decimal
+        # places may be 0 (whole numbers), significant digits not.
         digits[name] = int(_number(digits_table, "dht.digits", name, integer=True,
-                                   minimum=1, maximum=15))
-    floor = float(_number(merged, "dht", "floor", minimum=0.0))
-    restore = merged.get("restore", "")
-    if not isinstance(restore, (str, Path)):
-        raise ConfigError(f"dht.restore must be a file name (or \"\" for none), got {restore!r}")
-    return DhtConfig(bool(enabled), str(protocol), int(memory), digits, bool(log), floor,
-                     Path(restore) if str(restore) else None, bool(dump))
+                                   minimum=1 if rounding == "significant" else 0,
+                                   maximum=15))
+    floor = float(_number(table, "dht", "floor", minimum=0.0))
+    return DhtConfig(enabled, str(protocol), int(memory), digits, log, floor, str(rounding),
+                     _path(table, "dht", "restore"), dump)
+
+
+def _set_deep(merged: dict[str, Any], dotted: str, value: Any) -> None:
+    section, *path = dotted.split(".")
+    if section not in merged or not path or not all(path):
+        raise ConfigError(f"cannot override {dotted!r}: no such section.key")
+    table = merged[section]
+    for i, part in enumerate(path[:-1]):
+        if not isinstance(table.get(part), dict):
+            where = ".".join([section, *path[:i + 1]])
+            raise ConfigError(f"cannot override {dotted!r}: {where} is not a table")
+        table = table[part]
+    table[path[-1]] = value
+
+
+def _merge(defaults: Mapping[str, Any], user: Mapping[str, Any],
+           overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """defaults < file < overrides. A water the user defines replaces the
+    default's definition as a whole."""
+    layer: dict[str, Any] = {name: dict(user.get(name, {})) for name in SECTIONS}
+    deep = {}
+    for dotted, value in overrides.items():
+        section, _, key = dotted.partition(".")
+        if section not in layer or not key:
+            raise ConfigError(f"cannot override {dotted!r}: no such section.key")
+        if "." in key:
+            deep[dotted] = value
+        else:
+            layer[section][key] = value
+    merged = {}
+    for name in SECTIONS:
+        base = copy.deepcopy(defaults[name])
+        if name in ("initial", "injected") and ("solution" in layer[name]
+                                                or "state" in layer[name]):
+            base = {k: v for k, v in base.items() if k not in _WATER_KEYS}
+        merged[name] = {**base, **layer[name]}
+    for dotted, value in deep.items():
+        _set_deep(merged, dotted, value)
+    return merged
 
 
 def load(path: Path | str | None = None, overrides: Mapping[str, Any] | None = None) -> Config:
-    """Reads and checks a configuration; values missing from it come from the
-    default SimDol2D file. ``overrides`` maps "section.key" to a value."""
+    """Reads and checks a configuration and computes its waters; values
+    missing from it come from the default SimDol2D file. ``overrides`` maps
+    "section.key" or "section.key.entry" to a value."""
     defaults = tomllib.loads(DEFAULT_CONFIG.read_text())
-    data: dict[str, Any] = {}
     source = Path(path) if path is not None else DEFAULT_CONFIG
+    data: dict[str, Any] = {}
     try:
-        data = tomllib.loads(source.read_text())
+        if path is not None:
+            data = tomllib.loads(source.read_text())
     except FileNotFoundError:
         raise ConfigError(f"config file {source} not found") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{source}: not valid TOML: {e}") from None
-    sections = ("grid", "flow", "time", "chemistry", "initial", "injected", "dht", "run")
-    _known(data, "top level", sections)
-    merged = {name: {**defaults[name], **_section(data, name)} for name in sections}
-    for dotted, value in (overrides or {}).items():
-        section, _, key = dotted.partition(".")
-        if section not in merged or not key:
-            raise ConfigError(f"cannot override {dotted!r}: no such section.key")
-        merged[section][key] = value
-    cfg = _build(merged, source)
-    from .checkpoint import check_restore  # it needs Config itself
+    _known(data, "top level", SECTIONS)
+    for name in SECTIONS:
+        if not isinstance(data.get(name, {}), dict):
+            raise ConfigError(f"[{name}] must be a table")
+    cfg = _build(_merge(defaults, data, overrides or {}), source)
     if cfg.dht.enabled:
-        check_restore(cfg)
+        checkpoint.check_restore(cfg)
     return cfg
 
 
@@ -180,14 +254,28 @@ def _build(m: Mapping[str, Mapping[str, Any]], source: Path) -> Config:
     _known(g, "grid", ("nx", "ny", "cell_size", "porosity", "permeability"))
     _known(f, "flow", ("viscosity", "fixed_pressure"))
     _known(t, "time", ("iterations", "time_step"))
-    _known(c, "chemistry", ("database", "calcite_parm", "dolomite_parm"))
-    _known(r, "run", ("package_size", "output_dir", "save_every"))
+    _known(c, "chemistry", ("database", "calcite_parm", "dolomite_parm", "charge_tolerance"))
+    _known(r, "run", ("package_size", "output_dir", "save_every", "overwrite", "reference"))
+    _known(m["initial"], "initial", _WATER_KEYS + MINERALS)
+    _known(m["injected"], "injected", _WATER_KEYS)
     nx = _number(g, "grid", "nx", integer=True, minimum=1, maximum=100_000)
     ny = _number(g, "grid", "ny", integer=True, minimum=1, maximum=100_000)
     if nx * ny < 2:
         raise ConfigError("the grid needs at least 2 cells")
     fixed = _fixed(f.get("fixed_pressure"), nx, ny)
-    return Config(
+    database = c.get("database", "phreeqc.dat")
+    if not isinstance(database, str) or not database:
+        raise ConfigError(f"chemistry.database must be a database name, got {database!r}")
+    tolerance = float(_number(c, "chemistry", "charge_tolerance", minimum=0.0))
+    minerals = {v: float(_number(m["initial"], "initial", v, minimum=0.0)) for v in MINERALS}
+    definitions = {
+        "initial": waters.check_definition(
+            "initial", {k: v for k, v in m["initial"].items() if k not in MINERALS}),
+        "injected": waters.check_definition("injected", dict(m["injected"])),
+    }
+    engine = waters.open_database(database)
+    computed = {name: waters.compute(d, engine, tolerance) for name, d in definitions.items()}
+    cfg = Config(
         nx=nx, ny=ny,
         cell_size=float(_number(g, "grid", "cell_size", positive=True)),
         porosity=float(_number(g, "grid", "porosity", positive=True, maximum=1.0)),
@@ -196,17 +284,34 @@ def _build(m: Mapping[str, Mapping[str, Any]], source: Path) -> Config:
         fixed=fixed,
         iterations=int(_number(t, "time", "iterations", integer=True, minimum=1)),
         time_step=float(_number(t, "time", "time_step", positive=True)),
-        database=str(c.get("database", "phreeqc.dat")),
+        database=database,
         calcite_parm=float(_number(c, "chemistry", "calcite_parm", minimum=0.0)),
         dolomite_parm=float(_number(c, "chemistry", "dolomite_parm", minimum=0.0)),
-        initial=_water(m["initial"], "initial", VARIABLES, {}),
-        injected=_water(m["injected"], "injected", AQUEOUS, {}),
-        dht=_dht(m["dht"], {}),
+        charge_tolerance=tolerance,
+        waters=computed,
+        initial={**computed["initial"].state, **minerals},
+        injected=dict(computed["injected"].state),
+        dht=_dht(m["dht"]),
         package_size=int(_number(r, "run", "package_size", integer=True, minimum=1)),
         output_dir=Path(str(r.get("output_dir", "sim-output"))),
         save_every=int(_number(r, "run", "save_every", integer=True, minimum=1)),
+        overwrite=_flag(r, "run", "overwrite"),
+        reference=_path(r, "run", "reference"),
         source=source,
     )
+    _react_once(cfg)
+    return cfg
+
+
+def _react_once(cfg: Config) -> None:
+    """Reacts the initial water for one time step: a database that lacks the
+    phases or a kinetics PHREEQC cannot integrate fails here, before MPI."""
+    try:
+        chemistry = Chemistry(cfg.database, cfg.calcite_parm, cfg.dolomite_parm)
+        chemistry.react(np.array([[cfg.initial[v] for v in VARIABLES]]), cfg.time_step)
+    except ChemistryError as e:
+        raise ConfigError(f"chemistry: PHREEQC cannot react the initial water with "
+                          f"{cfg.database}: {e}") from None
 
 
 def _fixed(entries: Any, nx: int, ny: int) -> tuple[FixedPressure, ...]:

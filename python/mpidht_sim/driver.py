@@ -9,6 +9,10 @@ the chemistry itself. The workers share one DHT (on their own
 communicator); before running PHREEQC a worker looks up its whole package
 with one batched read, and writes back what it had to compute with one
 batched write.
+
+A hit is accepted only if its result has no negative amount (a total or a
+mineral); a rejected hit is computed by PHREEQC like a miss, and its result
+replaces the entry (``surrogate``).
 """
 
 from __future__ import annotations
@@ -26,12 +30,12 @@ import mpidht
 
 from .checkpoint import DHT_FILE, write_settings
 from .chemistry import Chemistry
-from .config import AQUEOUS, VARIABLES, Config
+from .config import Config
 from .flow import Advection, solve_flow
-from .measure import error_measure
 from .surrogate import KEY_SIZE, VALUE_SIZE, Surrogate
+from .variables import AQUEOUS, VARIABLES
 
-__all__ = ["RunResult", "IterationRecord", "error_measure", "run"]
+__all__ = ["Counters", "IterationRecord", "RunResult", "run"]
 
 Array = npt.NDArray[np.float64]
 TAG_WORK, TAG_RESULT, TAG_STOP, TAG_DUMP = 1, 2, 3, 4
@@ -39,16 +43,24 @@ TAG_WORK, TAG_RESULT, TAG_STOP, TAG_DUMP = 1, 2, 3, 4
 
 @dataclass
 class Counters:
-    """What one package (or a whole iteration) cost and found."""
+    """What one package (or a whole iteration) cost and found. Every cell
+    is either a hit (its stored change was used) or a miss (PHREEQC
+    computed it); exact hits are hits whose input equals the one the change
+    was computed from; rejected are found entries that a check refused
+    (counted among the misses)."""
 
     hits: int = 0
     misses: int = 0
+    exact_hits: int = 0
+    rejected: int = 0
     chemistry_s: float = 0.0
     dht_s: float = 0.0
 
     def add(self, other: "Counters") -> None:
         self.hits += other.hits
         self.misses += other.misses
+        self.exact_hits += other.exact_hits
+        self.rejected += other.rejected
         self.chemistry_s += other.chemistry_s
         self.dht_s += other.dht_s
 
@@ -58,6 +70,8 @@ class IterationRecord:
     iteration: int
     hits: int
     misses: int
+    exact_hits: int
+    rejected: int
     transport_s: float
     chemistry_s: float
     dht_s: float
@@ -80,7 +94,7 @@ class ChemistryWorker:
     """PHREEQC behind the DHT (or alone, when the DHT is off)."""
 
     def __init__(self, cfg: Config, dht_comm: Optional[MPI.Comm]) -> None:
-        self.chemistry = Chemistry(cfg)
+        self.chemistry = Chemistry(cfg.database, cfg.calcite_parm, cfg.dolomite_parm)
         self.surrogate = Surrogate(cfg.dht)
         self.table: Optional[mpidht.Table] = None
         if cfg.dht.enabled and dht_comm is not None:
@@ -103,17 +117,23 @@ class ChemistryWorker:
         keys = self.surrogate.keys(states, dt)
         stored, found = self.table.read_many(keys)
         out = np.empty_like(states)
-        out[found] = self.surrogate.apply(states[found], stored[found])
+        hit = found.copy()
+        if found.any():
+            out[found], exact = self.surrogate.apply(states[found], stored[found], dt)
+            accepted = self.surrogate.valid(out[found])
+            hit[found] = accepted
+            counts.exact_hits = int(exact[accepted].sum())
+            counts.rejected = int((~accepted).sum())
         t1 = time.perf_counter()
-        missing = ~found
+        missing = ~hit
         if missing.any():
             out[missing] = self.chemistry.react(states[missing], dt)
         t2 = time.perf_counter()
         if missing.any():
             self.table.write_many(keys[missing],
-                                  self.surrogate.changes(states[missing], out[missing]))
+                                  self.surrogate.values(states[missing], out[missing], dt))
         t3 = time.perf_counter()
-        counts.hits, counts.misses = int(found.sum()), int(missing.sum())
+        counts.hits, counts.misses = int(hit.sum()), int(missing.sum())
         counts.chemistry_s = t2 - t1
         counts.dht_s = (t1 - t0) + (t3 - t2)
         return out, counts
@@ -190,8 +210,9 @@ def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
         state[:, :n_aq], _ = advection.step(state[:, :n_aq], cfg.time_step)
         t1 = time.perf_counter()
         counts = _dispatch(comm, local, state, work, cfg.time_step)
-        record = IterationRecord(it, counts.hits, counts.misses, t1 - t0, counts.chemistry_s,
-                                 counts.dht_s, time.perf_counter() - t0)
+        record = IterationRecord(it, counts.hits, counts.misses, counts.exact_hits,
+                                 counts.rejected, t1 - t0, counts.chemistry_s, counts.dht_s,
+                                 time.perf_counter() - t0)
         result.records.append(record)
         if it % cfg.save_every == 0 or it == cfg.iterations:
             result.saved[it] = state.copy()

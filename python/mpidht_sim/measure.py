@@ -1,41 +1,166 @@
-"""The error measure of Eq. (2) of the POET paper, and its command line:
-comparing the fields two runs saved, e.g. a DHT run against a reference
-run without the DHT. No MPI. Usage:
+"""How far a run is from a reference run, per variable, and its command
+line: comparing the fields two runs saved, e.g. a DHT run against a
+reference run without the DHT. No MPI. Usage:
 
-    python -m mpidht_sim.measure RUN_DIR REFERENCE_DIR
+    python -m mpidht_sim.measure RUN_DIR REFERENCE_DIR [--json FILE]
+
+For each saved iteration and each variable i, with n cells:
+
+- the RMS term: sqrt(sum_j (run_ij - ref_ij)**2 / n) / max_j |ref_ij|, the
+  terms of Eq. (2) of the POET paper;
+- the max term: max_j |run_ij - ref_ij| / max_j |ref_ij|.
+
+The headline is the **worst RMS term** over variables and iterations,
+named with its variable and iteration. Eq. (2) itself, the geometric mean
+of the RMS terms, is reported beside it exactly as the paper defines it:
+it is 0 as soon as one variable is reproduced exactly (Cl under the DHT,
+whose stored change is zero), whatever the others' errors, so it is never
+the headline. A variable that is zero everywhere in the reference is left
+out if the run is zero there too, and counts as an infinite term if not.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from .config import VARIABLES
+from .variables import VARIABLES
 
 Array = npt.NDArray[np.float64]
 
 
-def error_measure(run: Array, reference: Array) -> float:
-    """Eq. (2) of the POET paper: the geometric mean over variables of the
-    RMS difference to the reference, each normalised by the variable's
-    maximum magnitude in the reference (variables that are zero everywhere
-    in both are left out)."""
-    terms = []
+@dataclass(frozen=True)
+class Terms:
+    """One field against its reference: the RMS and max terms per variable
+    (None where both are zero everywhere)."""
+
+    variables: tuple[str, ...]
+    rms: tuple[Optional[float], ...]
+    max: tuple[Optional[float], ...]
+
+    @property
+    def eq2(self) -> float:
+        """Eq. (2): the geometric mean of the RMS terms of the variables
+        compared (0 if any is exactly 0, inf if any is infinite)."""
+        terms = [t for t in self.rms if t is not None]
+        if not terms:
+            return 0.0
+        if any(t == 0 for t in terms):
+            return 0.0
+        if any(math.isinf(t) for t in terms):
+            return math.inf
+        return math.exp(sum(math.log(t) for t in terms) / len(terms))
+
+    @property
+    def worst(self) -> tuple[str, float]:
+        """The largest RMS term and its variable."""
+        return _largest(self.variables, self.rms)
+
+    @property
+    def worst_max(self) -> tuple[str, float]:
+        """The largest max term and its variable."""
+        return _largest(self.variables, self.max)
+
+
+def _largest(names: Sequence[str], values: Sequence[Optional[float]]) -> tuple[str, float]:
+    pairs = [(v, n) for n, v in zip(names, values) if v is not None]
+    if not pairs:
+        return ("-", 0.0)
+    value, name = max(pairs)
+    return name, value
+
+
+def terms(run: Array, reference: Array, variables: Sequence[str] = VARIABLES) -> Terms:
+    """The RMS and max terms of run against reference (cells x variables)."""
+    if run.shape != reference.shape or run.shape[1] != len(variables):
+        raise ValueError(f"fields of shape {run.shape} and {reference.shape} cannot be "
+                         f"compared over {len(variables)} variables")
+    rms: list[Optional[float]] = []
+    big: list[Optional[float]] = []
     for j in range(reference.shape[1]):
-        scale = np.abs(reference[:, j]).max()
-        rms = float(np.sqrt(np.mean((run[:, j] - reference[:, j]) ** 2)))
+        diff = np.abs(run[:, j] - reference[:, j])
+        scale = float(np.abs(reference[:, j]).max())
+        top = float(diff.max())
+        root = float(np.sqrt(np.mean(diff ** 2)))
         if scale == 0:
-            if rms == 0:
-                continue
-            scale = 1.0
-        terms.append(max(rms / scale, 1e-300))
-    return float(np.exp(np.mean(np.log(terms)))) if terms else 0.0
+            rms.append(None if top == 0 else math.inf)
+            big.append(None if top == 0 else math.inf)
+        else:
+            rms.append(root / scale)
+            big.append(top / scale)
+    return Terms(tuple(variables), tuple(rms), tuple(big))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A run against a reference at every iteration both saved."""
+
+    by_iteration: dict[int, Terms]
+
+    @property
+    def worst(self) -> tuple[float, str, int]:
+        """The headline: the worst RMS term, its variable and iteration."""
+        return max((t.worst[1], t.worst[0], it) for it, t in self.by_iteration.items())
+
+    @property
+    def worst_max(self) -> tuple[float, str, int]:
+        """The worst max term, its variable and iteration."""
+        return max((t.worst_max[1], t.worst_max[0], it) for it, t in self.by_iteration.items())
+
+    @property
+    def eq2(self) -> tuple[float, int]:
+        """The largest Eq. (2) over iterations, and its iteration."""
+        return max((t.eq2, it) for it, t in self.by_iteration.items())
+
+    def per_variable(self) -> dict[str, dict[str, Optional[float]]]:
+        """Each variable's worst RMS and max terms over iterations."""
+        out: dict[str, dict[str, Optional[float]]] = {}
+        first = next(iter(self.by_iteration.values()))
+        for j, name in enumerate(first.variables):
+            rms = [r for t in self.by_iteration.values() if (r := t.rms[j]) is not None]
+            big = [m for t in self.by_iteration.values() if (m := t.max[j]) is not None]
+            out[name] = {"rms": max(rms) if rms else None, "max": max(big) if big else None}
+        return out
+
+    def headline(self) -> str:
+        value, name, it = self.worst
+        top, top_name, top_it = self.worst_max
+        eq2, eq2_it = self.eq2
+        return (f"worst RMS term {value:.2e} ({name}, iteration {it}); worst max term "
+                f"{top:.2e} ({top_name}, iteration {top_it}); Eq. (2) at most {eq2:.2e} "
+                f"(iteration {eq2_it}); {len(self.by_iteration)} iterations compared")
+
+    def to_dict(self) -> dict[str, Any]:
+        value, name, it = self.worst
+        top, top_name, top_it = self.worst_max
+        eq2, eq2_it = self.eq2
+        return {
+            "worst_rms_term": {"value": value, "variable": name, "iteration": it},
+            "worst_max_term": {"value": top, "variable": top_name, "iteration": top_it},
+            "eq2_max": {"value": eq2, "iteration": eq2_it},
+            "per_variable": self.per_variable(),
+            "iterations": {str(it): {"rms": dict(zip(t.variables, t.rms)),
+                                     "max": dict(zip(t.variables, t.max)), "eq2": t.eq2}
+                           for it, t in sorted(self.by_iteration.items())},
+        }
+
+
+def compare(run: dict[int, Array], reference: dict[int, Array]) -> Comparison:
+    """The comparison at every iteration but 0 that both saved; raises
+    ValueError if there is none or the grids differ."""
+    common = sorted(set(run) & set(reference) - {0})
+    if not common:
+        raise ValueError("no saved iteration (other than 0) in both runs")
+    return Comparison({it: terms(run[it], reference[it]) for it in common})
 
 
 def load_fields(folder: Path) -> dict[int, Array]:
@@ -50,27 +175,40 @@ def load_fields(folder: Path) -> dict[int, Array]:
     return fields
 
 
+def table(comparison: Comparison) -> str:
+    """Per iteration: the worst RMS term, its variable and Eq. (2); then
+    per variable: the worst RMS and max terms over iterations."""
+    lines = ["iteration  worst RMS term  variable  Eq. (2)"]
+    for it, t in sorted(comparison.by_iteration.items()):
+        name, value = t.worst
+        lines.append(f"{it:9d}  {value:14.2e}  {name:8s}  {t.eq2:.2e}")
+    lines += ["", "variable  worst RMS term  worst max term"]
+    for name, worst in comparison.per_variable().items():
+        rms, big = worst["rms"], worst["max"]
+        lines.append(f"{name:8s}  {'-' if rms is None else f'{rms:.2e}':>14s}  "
+                     f"{'-' if big is None else f'{big:.2e}':>14s}")
+    return "\n".join(lines)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m mpidht_sim.measure", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run", type=Path, help="output folder of the run to judge")
     parser.add_argument("reference", type=Path, help="output folder of the reference run")
+    parser.add_argument("--json", type=Path, metavar="FILE",
+                        help="also write every term as JSON to FILE")
     args = parser.parse_args(argv)
-    run, ref = load_fields(args.run), load_fields(args.reference)
-    common = sorted(set(run) & set(ref) - {0})
-    if not common:
-        print(f"mpidht_sim.measure: no saved iteration (other than 0) in both {args.run} "
-              f"and {args.reference}", file=sys.stderr)
+    try:
+        comparison = compare(load_fields(args.run), load_fields(args.reference))
+    except ValueError as e:
+        print(f"mpidht_sim.measure: {args.run} against {args.reference}: {e}", file=sys.stderr)
         return 2
-    if run[common[0]].shape != ref[common[0]].shape:
-        print("mpidht_sim.measure: the runs have different grids", file=sys.stderr)
-        return 2
-    errors = [(it, error_measure(run[it], ref[it])) for it in common]
-    for it, err in errors:
-        print(f"{it:6d} {err:.3e}")
-    worst = max(errors, key=lambda e: e[1])
-    print(f"max error {worst[1]:.3e} at iteration {worst[0]} ({len(errors)} iterations compared)")
+    print(table(comparison))
+    print()
+    print(comparison.headline())
+    if args.json is not None:
+        args.json.write_text(json.dumps(comparison.to_dict(), indent=1))
     return 0
 
 

@@ -1,17 +1,80 @@
-"""What a run leaves behind: fields per saved iteration as VTK (meshio; opens
-in ParaView) and NumPy .npz, a summary JSON, and plots (maps of Ca, Mg,
-calcite and dolomite; hit rate and runtime per iteration)."""
+"""What a run leaves behind in its output folder: the computed waters
+(``waters.json``, written before the first step), fields per saved
+iteration as VTK (meshio; opens in ParaView) and NumPy .npz, plots (maps of
+Ca, Mg, calcite and dolomite; hit rate and runtime per iteration) and
+``summary.json``: the whole effective configuration, the versions of
+everything that computed the run, hits and timings, and, with
+``run.reference``, the errors against the reference run (``measure``).
+
+A folder that holds an earlier run's outputs is refused unless
+``run.overwrite`` is set; then those outputs are removed first, so that no
+stale field can be mistaken for this run's."""
 
 from __future__ import annotations
 
 import json
+import platform
+from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
-from .config import VARIABLES, Config
-from .driver import RunResult
+from . import __version__, engine
+from .checkpoint import DHT_FILE, settings_path
+from .config import Config
+from .errors import ConfigError
+from .measure import compare, load_fields
+from .variables import VARIABLES
+
+if TYPE_CHECKING:
+    from .driver import RunResult
+
+#: The files of an earlier run in an output folder (glob patterns).
+OUTPUTS = ("summary.json", "waters.json", "maps.png", "iterations.png", "fields_*.npz",
+           "fields_*.vtu", DHT_FILE, DHT_FILE + ".json")
+
+
+def earlier_outputs(folder: Path) -> list[Path]:
+    """The outputs of an earlier run in folder, sorted."""
+    if not folder.is_dir():
+        return []
+    return sorted({p for pattern in OUTPUTS for p in folder.glob(pattern) if p.is_file()})
+
+
+def check_folders(cfg: Config) -> None:
+    """Raises ConfigError if the output folder holds an earlier run's
+    outputs and run.overwrite is not set, or if run.reference is not a
+    run's output folder. Reads only; one process calls it and shares the
+    verdict, since that process then writes there (``start``)."""
+    out = cfg.output_dir
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"run.output_dir: {out} is not a folder")
+    stale = earlier_outputs(out)
+    if stale and not cfg.overwrite:
+        names = ", ".join(p.name for p in stale[:4]) + (", ..." if len(stale) > 4 else "")
+        raise ConfigError(f"run.output_dir: {out} holds an earlier run's outputs ({names}); "
+                          "choose another folder, or pass --overwrite (run.overwrite = true) "
+                          "to replace them")
+    ref = cfg.reference
+    if ref is not None and not list(ref.glob("fields_*.npz")):
+        raise ConfigError(f"run.reference: {ref} holds no saved fields (fields_*.npz) of a run")
+
+
+def start(cfg: Config) -> None:
+    """On one process, before the first step: removes an earlier run's
+    outputs (run.overwrite; a DHT this run restores from is kept) and
+    writes waters.json."""
+    out = cfg.output_dir
+    keep = set()
+    if cfg.dht.restore is not None:
+        keep = {cfg.dht.restore.resolve(), settings_path(cfg.dht.restore).resolve()}
+    for path in earlier_outputs(out):
+        if path.resolve() not in keep:
+            path.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "waters.json").write_text(json.dumps(
+        {name: water.to_dict() for name, water in cfg.waters.items()}, indent=1))
 
 MAPPED = ("Ca", "Mg", "calcite", "dolomite")
 
@@ -90,21 +153,108 @@ def plot(result: RunResult, cfg: Config, out_dir: Path) -> list[Path]:
     return paths
 
 
-def save(result: RunResult, cfg: Config, out_dir: Path, extra: dict[str, Any],
-         plots: bool = True) -> Path:
-    """Everything a run leaves behind; returns the summary's path."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_fields(result, cfg, out_dir)
+def versions(cfg: Config) -> dict[str, str]:
+    """What computed the run: mpidht, the simulator, PHREEQC, MPI."""
+    import mpi4py
+    from mpi4py import MPI
+
+    import mpidht
+
+    def package(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "unknown"
+
+    return {
+        "mpidht": mpidht.__version__, "mpidht_sim": __version__,
+        "phreeqc_package": package("phreeqc"),
+        "iphreeqc": engine.version(engine.open_engine(cfg.database)),
+        "mpi": MPI.Get_library_version().strip().splitlines()[0],
+        "mpi4py": mpi4py.__version__, "numpy": np.__version__,
+        "python": platform.python_version(),
+    }
+
+
+def totals(result: RunResult) -> dict[str, Any]:
+    """Hits and time summed over the run."""
+    r = result.records
+    hits, misses = sum(x.hits for x in r), sum(x.misses for x in r)
+    exact = sum(x.exact_hits for x in r)
+    return {
+        "cells": hits + misses, "hits": hits, "exact_hits": exact,
+        "approximate_hits": hits - exact, "misses": misses,
+        "rejected": sum(x.rejected for x in r),
+        "hit_rate": hits / max(hits + misses, 1),
+        "transport_s": sum(x.transport_s for x in r),
+        "chemistry_s": sum(x.chemistry_s for x in r), "dht_s": sum(x.dht_s for x in r),
+    }
+
+
+def against_reference(result: RunResult, cfg: Config) -> Optional[dict[str, Any]]:
+    """The errors against run.reference and the speedups over it."""
+    if cfg.reference is None:
+        return None
+    out: dict[str, Any] = {"folder": str(cfg.reference)}
+    try:
+        out["errors"] = compare(result.saved, load_fields(cfg.reference)).to_dict()
+    except ValueError as e:
+        out["errors"] = None
+        out["problem"] = str(e)
+    try:
+        ref = json.loads((cfg.reference / "summary.json").read_text())
+        ref_chem = sum(x["chemistry_s"] for x in ref["records"])
+        out["chemistry_speedup"] = ref_chem / max(totals(result)["chemistry_s"], 1e-12)
+        out["wall_speedup"] = float(ref["wall_s"]) / max(result.wall_s, 1e-12)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # a reference without a summary still gives its errors
+    return out
+
+
+def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
+           plots: bool = True) -> list[str]:
+    """Writes everything a run leaves behind; returns the lines to print."""
+    out = cfg.output_dir
+    out.mkdir(parents=True, exist_ok=True)
+    write_fields(result, cfg, out)
     if plots:
-        plot(result, cfg, out_dir)
+        plot(result, cfg, out)
+    sums = totals(result)
+    reference = against_reference(result, cfg)
     summary = {
-        "config": str(cfg.source), "nx": cfg.nx, "ny": cfg.ny,
-        "iterations": cfg.iterations, "dht": cfg.dht.enabled,
+        "config": cfg.to_dict(), "versions": versions(cfg), **extra,
         "wall_s": result.wall_s, "evictions": result.evictions,
         "restored_entries": result.restored,
         "dht_dump": str(result.dht_dump) if result.dht_dump else None,
-        "records": [r.__dict__ for r in result.records], **extra,
+        "totals": sums, "reference": reference,
+        "records": [r.__dict__ for r in result.records],
     }
-    path = out_dir / "summary.json"
-    path.write_text(json.dumps(summary, indent=1))
-    return path
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    lines = [
+        f"runtime {result.wall_s:.1f} s: transport {sums['transport_s']:.1f} s, chemistry "
+        f"{sums['chemistry_s']:.1f} s (summed over workers), DHT {sums['dht_s']:.1f} s",
+        f"hit rate {sums['hit_rate']:.1%} ({sums['hits']} of {sums['cells']} cell reactions: "
+        f"{sums['exact_hits']} exact, {sums['approximate_hits']} approximate); "
+        f"{sums['rejected']} hits rejected (negative amount) and computed; "
+        f"evictions {result.evictions}",
+    ]
+    if result.restored:
+        lines.append(f"warm start: {result.restored} DHT entries loaded from {cfg.dht.restore}")
+    if result.dht_dump is not None:
+        lines.append(f"DHT saved to {result.dht_dump} ({result.dump_s:.1f} s)")
+    if reference is not None:
+        errors = reference.get("errors")
+        if errors is None:
+            lines.append(f"against {cfg.reference}: not compared: {reference.get('problem')}")
+        else:
+            w, m, e = errors["worst_rms_term"], errors["worst_max_term"], errors["eq2_max"]
+            lines.append(
+                f"against {cfg.reference}: worst RMS term {w['value']:.2e} ({w['variable']}, "
+                f"iteration {w['iteration']}), worst max term {m['value']:.2e} "
+                f"({m['variable']}, iteration {m['iteration']}), Eq. (2) at most "
+                f"{e['value']:.2e}; {len(errors['iterations'])} saved iterations compared")
+        if "chemistry_speedup" in reference:
+            lines.append(f"speedup over it: chemistry {reference['chemistry_speedup']:.1f}x, "
+                         f"whole run {reference['wall_speedup']:.1f}x")
+    lines.append(f"outputs: {out}")
+    return lines

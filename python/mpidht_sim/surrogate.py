@@ -1,36 +1,75 @@
 """The DHT as the chemistry's surrogate: approximated keys and stored changes.
 
-Key: the cell's input state and the time step, each variable rounded to its
-configured number of significant digits — of log10 of the value for the
-concentrations and minerals when ``dht.log`` is set (pH and pe are
-logarithms already and are rounded as they are) — with every value below
-``dht.floor`` in magnitude counting as zero. Each rounded value is stored
-as its integer mantissa and decimal exponent, so equal roundings give equal
-bytes on every process.
+Key: the cell's input state and the time step. Every value below
+``dht.floor`` in magnitude counts as zero; with ``dht.log`` the
+concentrations and minerals are replaced by their log10 (pH and pe are
+logarithms already), zero being a class of its own. Each value is then
+reduced to a key element by ``dht.rounding``:
 
-Value: the change the reaction made (output minus input). A hit adds the
+- ``significant``: rounded to ``dht.digits`` significant digits, stored as
+  its integer mantissa and decimal exponent. The rounding is relative: a
+  class spans one unit in the last kept digit of the value itself.
+- ``decimal`` (POET's): truncated to ``dht.digits`` decimal places, i.e.
+  trunc(10**digits * value), stored as that whole number (as a float64, so
+  that no value overflows). The rounding is absolute: a class spans
+  10**-digits, whatever the value's magnitude.
+
+The time step is part of the key exactly. Equal inputs give equal bytes on
+every process.
+
+Value: the change the reaction made (output minus input), then a 64-bit
+fingerprint of the input the change was computed from. A hit adds the
 stored change to the cell's actual input, so what the reaction conserves
-(Ca + calcite + dolomite, C + calcite + 2 dolomite, Cl) stays conserved
-exactly, even though the stored change came from a slightly different
-input.
+(Ca + calcite + dolomite, C + calcite + 2 dolomite, Mg + dolomite, Cl)
+stays conserved exactly, even though the change came from a slightly
+different input. The fingerprint tells an exact hit (the same input as
+the stored change's, to ``EXACT_BITS`` significant bits, about 12 decimal
+digits, far finer than any key) from an approximate one (another input in
+the same class), for the statistics only. Exact is not bitwise: advection leaves rounding
+noise of a few ulps in cells the front has not reached.
+
+A hit whose result would make an amount (a total or a mineral) negative is
+rejected: the caller computes that cell with PHREEQC instead (``valid``).
+Scaling the change down would keep the conserved sums, but it would
+invent a result PHREEQC never gave; rejecting costs one reaction and is
+counted.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import numpy.typing as npt
 
-from .config import VARIABLES, DhtConfig
+from .variables import AMOUNTS, VARIABLES
+
+if TYPE_CHECKING:
+    from .config import DhtConfig
 
 Array = npt.NDArray[np.float64]
+Bytes = npt.NDArray[np.uint8]
 
-#: Bytes per key: (mantissa, exponent) as int64 for each variable and the
-#: time step.
+#: Bytes per key: two int64 for each variable and the time step.
 KEY_SIZE = (len(VARIABLES) + 1) * 16
-#: Bytes per value: the change of every variable as float64.
-VALUE_SIZE = len(VARIABLES) * 8
+#: Bytes per value: the change of every variable as float64, then the
+#: fingerprint of the input.
+VALUE_SIZE = len(VARIABLES) * 8 + 8
 
 _LOGGED = np.array([name not in ("pH", "pe") for name in VARIABLES])
+_AMOUNTS = np.array([VARIABLES.index(v) for v in AMOUNTS])
+#: Inputs equal to this many significant bits (about 12 decimal digits)
+#: count as the same input.
+EXACT_BITS = 40
+_HALF = np.uint64(1 << (52 - EXACT_BITS - 1))
+_KEEP = ~np.uint64((1 << (52 - EXACT_BITS)) - 1)
+#: Odd 64-bit multipliers, one per word of a row (fixed: fingerprints must
+#: agree between processes and runs).
+_MULTIPLIERS = np.random.default_rng(0x5EED).integers(
+    0, 2**63, size=16, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+#: Key element of a zero under log10 (log10 of it is -inf): no rounding
+#: gives this pair.
+_ZERO_UNDER_LOG = (0, np.iinfo(np.int64).min)
 
 
 def round_significant(x: Array, digits: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -52,15 +91,48 @@ def round_significant(x: Array, digits: npt.NDArray[np.int64]) -> npt.NDArray[np
     return out
 
 
+def truncate_decimal(x: Array, places: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """(trunc(x * 10**places) as float64 bits, places) int64 pairs, as
+    POET truncates: 0.00123456 at 5 places is 123, at 3 places 1; -1.25 at
+    1 place is -12. Shape: x.shape + (2,)."""
+    x = np.asarray(x, dtype=np.float64)
+    places = np.broadcast_to(places, x.shape)
+    whole = np.trunc(x * np.power(10.0, places)) + 0.0  # + 0.0: no -0.0
+    out = np.empty(x.shape + (2,), dtype=np.int64)
+    out[..., 0] = whole.view(np.int64)
+    out[..., 1] = places
+    return out
+
+
+def fingerprint(states: Array, dt: float) -> npt.NDArray[np.uint64]:
+    """A 64-bit hash of each row, rounded to EXACT_BITS significant bits,
+    and of dt (inputs equal to those bits have equal fingerprints; others
+    collide with probability about 2**-64)."""
+    x = np.ascontiguousarray(states, dtype=np.float64) + 0.0  # + 0.0: no -0.0
+    bits = x.view(np.uint64)
+    # Round the 52-bit mantissa to EXACT_BITS bits (a carry into the
+    # exponent is the correct rounding up).
+    bits = (bits + _HALF) & _KEEP
+    words = np.column_stack([bits, np.full(x.shape[0], np.float64(dt).view(np.uint64))])
+    h = (words * _MULTIPLIERS[:words.shape[1]]).sum(axis=1, dtype=np.uint64)
+    # splitmix64's finaliser: every input bit reaches every output bit.
+    h ^= h >> np.uint64(30)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(27)
+    h *= np.uint64(0x94D049BB133111EB)
+    h ^= h >> np.uint64(31)
+    return h
+
+
 class Surrogate:
-    """Builds keys and applies stored changes for one configuration."""
+    """Builds keys and values and applies stored changes for one
+    configuration."""
 
     def __init__(self, cfg: DhtConfig) -> None:
         self.cfg = cfg
-        self.digits = np.array([cfg.digits[name] for name in VARIABLES] + [15],
-                               dtype=np.int64)
+        self.digits = np.array([cfg.digits[name] for name in VARIABLES], dtype=np.int64)
 
-    def keys(self, states: Array, dt: float) -> npt.NDArray[np.uint8]:
+    def keys(self, states: Array, dt: float) -> Bytes:
         """One KEY_SIZE-byte row per cell of states (cells x variables)."""
         values = np.asarray(states, dtype=np.float64).copy()
         values[np.abs(values) < self.cfg.floor] = 0.0
@@ -70,20 +142,39 @@ class Surrogate:
             logged[positive] = np.log10(logged[positive])
             logged[~positive] = -np.inf  # zero (or below the floor): one class
             values[:, _LOGGED] = logged
-        full = np.column_stack([values, np.full(values.shape[0], dt)])
-        finite = np.isfinite(full)
-        rounded = round_significant(np.where(finite, full, 0.0), self.digits)
-        # -inf (a zero under log) gets its own code, distinct from log10 = 0.
-        rounded[~finite] = (0, np.iinfo(np.int64).min)
-        return np.ascontiguousarray(rounded).view(np.uint8).reshape(states.shape[0], KEY_SIZE)
+        finite = np.isfinite(values)
+        clean = np.where(finite, values, 0.0)
+        if self.cfg.rounding == "decimal":
+            elements = truncate_decimal(clean, self.digits)
+        else:
+            elements = round_significant(clean, self.digits)
+        elements[~finite] = _ZERO_UNDER_LOG
+        rows = np.empty((values.shape[0], len(VARIABLES) + 1, 2), dtype=np.int64)
+        rows[:, :-1] = elements
+        rows[:, -1, 0] = np.float64(dt).view(np.int64)  # the time step, exactly
+        rows[:, -1, 1] = 0
+        return rows.view(np.uint8).reshape(states.shape[0], KEY_SIZE)
 
     @staticmethod
-    def changes(before: Array, after: Array) -> npt.NDArray[np.uint8]:
-        """The value rows to store: after - before as float64 bytes."""
-        delta = np.ascontiguousarray(after - before, dtype=np.float64)
-        return delta.view(np.uint8).reshape(before.shape[0], VALUE_SIZE)
+    def values(before: Array, after: Array, dt: float) -> Bytes:
+        """The value rows to store: after - before as float64, then the
+        fingerprint of before."""
+        n = before.shape[0]
+        rows = np.empty((n, len(VARIABLES) + 1), dtype=np.uint64)
+        rows[:, :-1] = np.ascontiguousarray(after - before, dtype=np.float64).view(np.uint64)
+        rows[:, -1] = fingerprint(before, dt)
+        return rows.view(np.uint8).reshape(n, VALUE_SIZE)
 
     @staticmethod
-    def apply(before: Array, stored: npt.NDArray[np.uint8]) -> Array:
-        """The output of a hit: the actual input plus the stored change."""
-        return before + np.ascontiguousarray(stored).view(np.float64).reshape(before.shape)
+    def apply(before: Array, stored: Bytes, dt: float) -> tuple[Array, npt.NDArray[np.bool_]]:
+        """The output of hits (the actual input plus the stored change) and
+        which of them are exact (the change was computed from this input)."""
+        rows = np.ascontiguousarray(stored).view(np.uint64).reshape(before.shape[0], -1)
+        change = np.ascontiguousarray(rows[:, :-1]).view(np.float64)
+        exact: npt.NDArray[np.bool_] = rows[:, -1] == fingerprint(before, dt)
+        return before + change, exact
+
+    @staticmethod
+    def valid(out: Array) -> npt.NDArray[np.bool_]:
+        """Which results have no negative amount (a total or a mineral)."""
+        return np.asarray((out[:, _AMOUNTS] >= 0).all(axis=1), dtype=np.bool_)

@@ -1,26 +1,217 @@
-"""Validation against a reference run without the DHT, in the shape of the
-POET paper's Table 1: for each choice of significant digits (aqueous,
-minerals) and rounding of the value or of its log10, the maximum over
-iterations of the error measure of Eq. (2), the hit rate and the chemistry
-time against the reference. Usage, under mpiexec:
+"""The POET paper's Table 1, reproduced: for every pair of digits (aqueous
+5-8, minerals 4-7), with and without log10, for both roundings
+(significant digits and POET's decimal places), a DHT run against the
+reference run without the DHT. Usage, under mpiexec:
 
-    python -m mpidht_sim.validate [--config FILE] [--set grid.nx=20 ...] [--out DIR]
+    python -m mpidht_sim.validate [--config FILE] [--set SECTION.KEY=VALUE ...]
+                                  [--out DIR] [--reference RUN_DIR]
+                                  [--roundings significant decimal] [--aqueous 5 6 7 8]
+                                  [--minerals 4 5 6 7] [--no-log | --only-log]
+
+Every run saves every iteration; each variant reports the worst RMS term
+over variables and iterations (the headline, with its variable), the worst
+max term, Eq. (2) as the paper defines it (its maximum over iterations,
+which is what Table 1 lists), the hit rate and how much of it is
+approximate (hits whose input differs from the one the stored change was
+computed from), rejected hits, and the chemistry and whole-run speedups.
+
+Writes DIR/validation.md (the table, Table 1's shape beside it, and
+whether log beats raw at every pair), DIR/validation.json and
+DIR/validation.png (heat maps of the worst term per pair). Each finished
+run is kept in DIR/variants/ with its effective configuration and reused
+when the command is run again with the same settings, so an interrupted
+sweep resumes; the reference run is kept in DIR/reference (or taken from
+--reference, an output folder of a run with the DHT off, every iteration
+saved and the same physics).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from .cli import parse_overrides
-from .config import AQUEOUS, MINERALS, ConfigError, load
+import numpy as np
 
-#: (aqueous digits, mineral digits): the span of the paper's Table 1.
-DIGITS = ((5, 4), (6, 5), (7, 6), (8, 7))
-#: The reduced grid and run length used unless --set says otherwise.
-REDUCED = {"grid.nx": 20, "grid.ny": 20, "time.iterations": 60, "run.save_every": 1}
+from .cli import parse_overrides
+from .config import ROUNDINGS, Config, ConfigError, load
+from .measure import compare, load_fields
+from .variables import AQUEOUS, MINERALS
+
+#: Table 1's digits: aqueous (class 1) and minerals (class 2).
+AQUEOUS_DIGITS = (5, 6, 7, 8)
+MINERAL_DIGITS = (4, 5, 6, 7)
+#: What of a configuration decides the reference run's fields.
+PHYSICS = ("nx", "ny", "cell_size", "porosity", "permeability", "viscosity", "fixed",
+           "iterations", "time_step", "database", "calcite_parm", "dolomite_parm",
+           "initial", "injected")
+
+
+@dataclass(frozen=True)
+class Variant:
+    rounding: str
+    log: bool
+    aqueous: int
+    minerals: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.rounding}_{'log' if self.log else 'raw'}_{self.aqueous}_{self.minerals}"
+
+    def overrides(self) -> dict[str, Any]:
+        return {"dht.enabled": True, "dht.log": self.log, "dht.rounding": self.rounding,
+                "dht.digits": {**{v: self.aqueous for v in AQUEOUS},
+                               **{v: self.minerals for v in MINERALS}}}
+
+
+def physics(cfg: dict[str, Any]) -> dict[str, Any]:
+    return {k: cfg[k] for k in PHYSICS}
+
+
+def _same(a: Any, b: Any) -> bool:
+    return bool(json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True))
+
+
+def check_reference(folder: Path, cfg: Config) -> Optional[str]:
+    """Why folder cannot serve as cfg's reference, or None if it can."""
+    try:
+        summary = json.loads((folder / "summary.json").read_text())
+    except (OSError, ValueError) as e:
+        return f"no readable summary.json ({e})"
+    saved = summary.get("config", {})
+    if saved.get("dht", {}).get("enabled", True):
+        return "it is not a run with the DHT off"
+    try:
+        if not _same(physics(saved), physics(cfg.to_dict())):
+            return "its grid, flow, time, chemistry or waters differ from these settings"
+    except KeyError as e:
+        return f"its summary lacks {e}"
+    its = {int(p.stem.split("_")[1]) for p in folder.glob("fields_*.npz")}
+    if not set(range(1, cfg.iterations + 1)) <= its:
+        return "it did not save every iteration (run.save_every = 1)"
+    return None
+
+
+def measure_variant(result: Any, reference: dict[int, np.ndarray],
+                    reference_summary: dict[str, Any]) -> dict[str, Any]:
+    """The figures of one finished run (rank 0's result)."""
+    comparison = compare(result.saved, reference)
+    records = result.records
+    hits, misses = sum(r.hits for r in records), sum(r.misses for r in records)
+    exact = sum(r.exact_hits for r in records)
+    chemistry = sum(r.chemistry_s for r in records)
+    ref_chemistry = sum(r["chemistry_s"] for r in reference_summary["records"])
+    worst, name, it = comparison.worst
+    top, top_name, top_it = comparison.worst_max
+    eq2, eq2_it = comparison.eq2
+    return {
+        "worst_rms_term": worst, "worst_variable": name, "worst_iteration": it,
+        "worst_max_term": top, "worst_max_variable": top_name, "worst_max_iteration": top_it,
+        "eq2_max": eq2, "eq2_iteration": eq2_it,
+        "per_variable": comparison.per_variable(),
+        "hit_rate": hits / max(hits + misses, 1),
+        "approximate_share": (hits - exact) / max(hits, 1),
+        "rejected": sum(r.rejected for r in records),
+        "chemistry_speedup": ref_chemistry / max(chemistry, 1e-12),
+        "wall_speedup": float(reference_summary["wall_s"]) / max(result.wall_s, 1e-12),
+    }
+
+
+def _fmt(x: Optional[float]) -> str:
+    return "-" if x is None else ("inf" if math.isinf(x) else f"{x:.2e}")
+
+
+def report(rows: dict[str, dict[str, Any]], variants: list[Variant], cfg: Config,
+           processes: int) -> str:
+    """validation.md."""
+    text = [
+        "# Table 1 of the POET paper, reproduced", "",
+        f"{cfg.nx} x {cfg.ny} cells, {cfg.iterations} iterations, time step "
+        f"{cfg.time_step:g} s, {processes} processes, DHT protocol {cfg.dht.protocol}, "
+        f"floor {cfg.dht.floor:g}; every iteration compared with the run without the DHT.",
+        "Worst term: the largest RMS difference over a variable's maximum, over all "
+        "variables and iterations (the headline). Eq. (2): the paper's geometric mean of "
+        "those terms, its maximum over iterations (what Table 1 lists); it is 0 where one "
+        "variable is reproduced exactly. Approximate: the share of hits whose input "
+        "differed from the one the stored change was computed from.", "",
+        "| rounding | log10 | aqueous | minerals | worst term (variable, iteration) | "
+        "worst max term | Eq. (2) | hit rate | approximate | rejected | chemistry speedup |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for v in variants:
+        r = rows[v.name]
+        text.append(
+            f"| {v.rounding} | {'yes' if v.log else 'no'} | {v.aqueous} | {v.minerals} | "
+            f"{_fmt(r['worst_rms_term'])} ({r['worst_variable']}, {r['worst_iteration']}) | "
+            f"{_fmt(r['worst_max_term'])} | {_fmt(r['eq2_max'])} | {r['hit_rate']:.1%} | "
+            f"{r['approximate_share']:.0%} | {r['rejected']} | "
+            f"{r['chemistry_speedup']:.1f}x |")
+    for rounding in sorted({v.rounding for v in variants}):
+        pairs = sorted({(v.aqueous, v.minerals) for v in variants if v.rounding == rounding})
+        both = [p for p in pairs if all(Variant(rounding, log, *p).name in rows
+                                        for log in (True, False))]
+        if not both:
+            continue
+        text += ["", f"## {rounding}: Table 1's shape (worst term; Eq. (2) in brackets)", "",
+                 "| aqueous | minerals | log10 | raw | log / raw |", "| --- | --- | --- | --- | --- |"]
+        wins, ratios = 0, []
+        for a, m in both:
+            lg, raw = (rows[Variant(rounding, log, a, m).name] for log in (True, False))
+            ratio = lg["worst_rms_term"] / raw["worst_rms_term"] \
+                if raw["worst_rms_term"] > 0 else math.inf
+            wins += ratio < 1
+            ratios.append(ratio)
+            text.append(f"| {a} | {m} | {_fmt(lg['worst_rms_term'])} ({_fmt(lg['eq2_max'])}) | "
+                        f"{_fmt(raw['worst_rms_term'])} ({_fmt(raw['eq2_max'])}) | "
+                        f"{ratio:.2g} |")
+        verdict = ("log beats raw at every pair, as in Table 1" if wins == len(both)
+                   else "raw beats log at every pair, unlike Table 1" if wins == 0
+                   else f"log beats raw at {wins} of {len(both)} pairs")
+        text += ["", f"**{rounding}: {verdict}** (worst term, log over raw: "
+                 f"{min(ratios):.2g} to {max(ratios):.2g})."]
+    return "\n".join(text) + "\n"
+
+
+def heat_maps(rows: dict[str, dict[str, Any]], variants: list[Variant], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import LogNorm
+
+    panels = sorted({(v.rounding, v.log) for v in variants}, key=lambda p: (p[0], not p[1]))
+    aq = sorted({v.aqueous for v in variants})
+    mi = sorted({v.minerals for v in variants})
+    values = [rows[v.name]["worst_rms_term"] for v in variants
+              if v.name in rows and 0 < rows[v.name]["worst_rms_term"] < math.inf]
+    norm = LogNorm(vmin=min(values, default=1e-8), vmax=max(values, default=1e-2))
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels) + 1.2, 3.9),
+                             squeeze=False)
+    image = None
+    for ax, (rounding, log) in zip(axes[0], panels):
+        grid = np.full((len(aq), len(mi)), np.nan)
+        for i, a in enumerate(aq):
+            for j, m in enumerate(mi):
+                r = rows.get(Variant(rounding, log, a, m).name)
+                if r is None:
+                    continue
+                grid[i, j] = r["worst_rms_term"]
+                ax.text(j, i, f"{r['worst_rms_term']:.0e}\n{r['hit_rate']:.0%}",
+                        ha="center", va="center", fontsize=7, color="white")
+        image = ax.imshow(grid, norm=norm, cmap="viridis", origin="lower")
+        ax.set_xticks(range(len(mi)), [str(m) for m in mi])
+        ax.set_yticks(range(len(aq)), [str(a) for a in aq])
+        ax.set_xlabel("mineral digits")
+        ax.set_ylabel("aqueous digits")
+        ax.set_title(f"{rounding}, {'log10' if log else 'raw'}", fontsize=10)
+    if image is not None:
+        fig.colorbar(image, ax=axes[0].tolist(), label="worst RMS term (hit rate below)")
+    fig.suptitle("Worst error term against the run without the DHT", fontsize=11)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -30,56 +221,100 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--config", type=Path, default=None,
                         help="TOML run description (default: SimDol2D)")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="override a setting (default: a 20 x 20 grid, 60 iterations)")
+                        help="override a setting (repeatable)")
     parser.add_argument("--out", type=Path, default=Path("sim-validation"),
-                        help="folder for validation.md (default sim-validation)")
+                        help="output folder (default sim-validation)")
+    parser.add_argument("--reference", type=Path, metavar="RUN_DIR",
+                        help="a finished run with the DHT off, every iteration saved, to use "
+                             "as the reference instead of running one")
+    parser.add_argument("--roundings", nargs="+", choices=ROUNDINGS, default=list(ROUNDINGS))
+    parser.add_argument("--aqueous", nargs="+", type=int, default=list(AQUEOUS_DIGITS),
+                        help="aqueous digits (default 5 6 7 8)")
+    parser.add_argument("--minerals", nargs="+", type=int, default=list(MINERAL_DIGITS),
+                        help="mineral digits (default 4 5 6 7)")
+    logs = parser.add_mutually_exclusive_group()
+    logs.add_argument("--no-log", action="store_true", help="raw values only")
+    logs.add_argument("--only-log", action="store_true", help="log10 only")
     args = parser.parse_args(argv)
+    log_choices = [False] if args.no_log else [True] if args.only_log else [True, False]
+    variants = [Variant(r, lg, a, m) for r in args.roundings for lg in log_choices
+                for a in args.aqueous for m in args.minerals]
     try:
-        overrides: dict[str, Any] = {**REDUCED, **parse_overrides(args.set)}
-        reference_cfg = load(args.config, {**overrides, "dht.enabled": False})
-        variants = [(a, m, log, load(args.config, {
-            **overrides, "dht.enabled": True, "dht.log": log,
-            "dht.digits": {**{v: a for v in AQUEOUS}, **{v: m for v in MINERALS}}}))
-            for a, m in DIGITS for log in (True, False)]
+        overrides = {**parse_overrides(args.set), "run.save_every": 1,
+                     "dht.restore": "", "dht.dump": False}
+        reference_cfg = load(args.config, {**overrides, "dht.enabled": False,
+                                           "run.output_dir": str(args.out / "reference"),
+                                           "run.overwrite": True})
+        configs = {v.name: load(args.config, {**overrides, **v.overrides()}) for v in variants}
+        if args.reference is not None:
+            why = check_reference(args.reference, reference_cfg)
+            if why is not None:
+                raise ConfigError(f"--reference {args.reference}: {why}")
     except ConfigError as e:
         print(f"mpidht_sim.validate: configuration error: {e}", file=sys.stderr)
         return 2
 
     from mpi4py import MPI
 
-    from .driver import error_measure, run
+    from .driver import run
+    from .output import finish, start
 
     comm = MPI.COMM_WORLD
-    reference = run(reference_cfg, comm)
-    rows = []
-    for aqueous, minerals, log, cfg in variants:
-        result = run(cfg, comm)
-        if comm.Get_rank() != 0:
+    rank = comm.Get_rank()
+    ref_dir = args.reference or args.out / "reference"
+    # One process decides (and then writes there): every process agrees.
+    fresh = comm.bcast(args.reference is None
+                       and check_reference(ref_dir, reference_cfg) is not None, root=0)
+    if fresh:
+        if rank == 0:
+            print(f"reference run (DHT off) into {ref_dir}", flush=True)
+            start(reference_cfg)
+        result = run(reference_cfg, comm)
+        if rank == 0:
+            finish(result, reference_cfg, {"processes": comm.Get_size()}, plots=False)
+    comm.Barrier()
+    reference = load_fields(ref_dir) if rank == 0 else {}
+    reference_summary = json.loads((ref_dir / "summary.json").read_text()) if rank == 0 else {}
+    store = args.out / "variants"
+    rows: dict[str, dict[str, Any]] = {}
+    for v in variants:
+        cfg = configs[v.name]
+        effective = cfg.to_dict()
+        cached = store / f"{v.name}.json"
+        reuse = False
+        if rank == 0 and cached.is_file():
+            saved = json.loads(cached.read_text())
+            reuse = _same(saved.get("config"), effective) and _same(
+                saved.get("reference"), physics(reference_summary["config"]))
+            if reuse:
+                rows[v.name] = saved["figures"]
+        if comm.bcast(reuse, root=0):
             continue
-        worst = max(error_measure(result.saved[it], reference.saved[it])
-                    for it in reference.saved if it > 0)
-        hits = sum(r.hits for r in result.records)
-        cells = hits + sum(r.misses for r in result.records)
-        ref_chem = sum(r.chemistry_s for r in reference.records)
-        chem = sum(r.chemistry_s for r in result.records)
-        rows.append(f"| {aqueous} | {minerals} | {'log10' if log else 'value'} | "
-                    f"{worst:.2e} | {hits / max(cells, 1):.1%} | "
-                    f"{ref_chem / max(chem, 1e-9):.1f}× |")
-    if comm.Get_rank() != 0:
+        if rank == 0:
+            print(f"{v.name}: running", flush=True)
+        result = run(cfg, comm)
+        if rank != 0:
+            continue
+        rows[v.name] = measure_variant(result, reference, reference_summary)
+        store.mkdir(parents=True, exist_ok=True)
+        cached.write_text(json.dumps({"config": effective,
+                                      "reference": physics(reference_summary["config"]),
+                                      "figures": rows[v.name]}, indent=1))
+        r = rows[v.name]
+        print(f"{v.name}: worst term {_fmt(r['worst_rms_term'])} ({r['worst_variable']}), "
+              f"Eq. (2) {_fmt(r['eq2_max'])}, hit rate {r['hit_rate']:.1%} "
+              f"({r['approximate_share']:.0%} approximate)", flush=True)
+    if rank != 0:
         return 0
-    cfg = reference_cfg
-    text = [
-        "# Validation against the reference (no DHT)", "",
-        f"{cfg.nx} x {cfg.ny} cells, {cfg.iterations} iterations, {comm.Get_size()} processes, "
-        f"DHT protocol {variants[0][3].dht.protocol}, floor {variants[0][3].dht.floor:g}. "
-        "Error: Eq. (2) of the POET paper, the maximum over iterations; about 1e-5 is "
-        "acceptable. Speedup: PHREEQC time of the reference over that of the DHT run.", "",
-        "| aqueous digits | mineral digits | rounded | max error | hit rate | chemistry speedup |",
-        "| --- | --- | --- | --- | --- | --- |", *rows, ""]
+    text = report(rows, variants, next(iter(configs.values())), comm.Get_size())
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "validation.md").write_text("\n".join(text))
-    print("\n".join(text))
-    print(f"written: {args.out / 'validation.md'}")
+    (args.out / "validation.md").write_text(text)
+    (args.out / "validation.json").write_text(json.dumps(
+        {v.name: {"rounding": v.rounding, "log": v.log, "aqueous": v.aqueous,
+                  "minerals": v.minerals, **rows[v.name]} for v in variants}, indent=1))
+    heat_maps(rows, variants, args.out / "validation.png")
+    print(text)
+    print(f"written: {args.out / 'validation.md'}, validation.json, validation.png")
     return 0
 
 

@@ -38,7 +38,13 @@ def test_overrides_and_relative_cells() -> None:
     ({"dht.digits": {"Fe": 5}}, "unknown variable(s) Fe"),
     ({"dht.memory_per_worker": 10}, "dht.memory_per_worker must be at least 4096"),
     ({"dht.log": "yes"}, "dht.log must be true or false"),
-    ({"initial.Ca": -1.0}, "initial.Ca must be at least 0.0"),
+    ({"initial.Ca": 1e-4}, "unknown key(s) in [initial]: Ca"),
+    ({"initial.calcite": -1.0}, "initial.calcite must be at least 0.0"),
+    ({"dht.rounding": "nearest"}, "dht.rounding must be significant or decimal"),
+    ({"dht.digits.Fe": 3}, "dht.digits: unknown variable(s) Fe"),
+    ({"grid.nx.y": 3}, "cannot override 'grid.nx.y': grid.nx is not a table"),
+    ({"run.overwrite": "yes"}, "run.overwrite must be true or false"),
+    ({"run.reference": 5}, "run.reference must be a path"),
     ({"flow.fixed_pressure": [{"cell": [0, 0], "pressure": 1.0}]}, "at least two cells"),
     ({"flow.fixed_pressure": [{"cell": [0, 0], "pressure": 1.0},
                               {"cell": [60, 0], "pressure": 2.0}]}, "outside the 50 x 50 grid"),
@@ -61,6 +67,23 @@ def test_impossible_digits(digits: int) -> None:
     table["pH"] = digits
     with pytest.raises(ConfigError, match="dht.digits.pH"):
         load(None, {"dht.digits": table})
+
+
+def test_nested_overrides_set_one_entry() -> None:
+    """--set dht.digits.C=3 changes C alone; a whole table replaces the
+    table; decimal places may be 0, significant digits not."""
+    from mpidht_sim.cli import build_config, parse_args
+
+    default = load().dht.digits
+    cfg = build_config(parse_args(["--set", "dht.digits.C=3", "--set",
+                                   "injected.solution.Mg=0.0015", "--set",
+                                   "injected.solution.Cl=0.003"]))
+    assert cfg.dht.digits == {**default, "C": 3}
+    assert cfg.injected["Mg"] == pytest.approx(0.0015, rel=1e-9)
+    assert cfg.injected["Cl"] == pytest.approx(0.003, rel=1e-9)
+    assert load(None, {"dht.rounding": "decimal", "dht.digits.Cl": 0}).dht.digits["Cl"] == 0
+    with pytest.raises(ConfigError, match="dht.digits.Cl must be at least 1"):
+        load(None, {"dht.digits.Cl": 0})
 
 
 def test_bad_files(tmp_path: Path) -> None:
@@ -108,7 +131,7 @@ def test_restore_needs_matching_settings(tmp_path: Path) -> None:
         load(None, {"dht.restore": str(dump), "dht.digits": digits})
     with pytest.raises(ConfigError, match="dht.dump must be true or false"):
         load(None, {"dht.dump": "often"})
-    with pytest.raises(ConfigError, match="dht.restore must be a file name"):
+    with pytest.raises(ConfigError, match="dht.restore must be a path"):
         load(None, {"dht.restore": 3})
 
 

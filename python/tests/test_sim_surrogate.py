@@ -1,9 +1,10 @@
-"""Approximated keys and stored changes."""
+"""Approximated keys, stored changes and the checks on a hit."""
 
 import numpy as np
 
 from mpidht_sim.config import load
-from mpidht_sim.surrogate import KEY_SIZE, Surrogate, round_significant
+from mpidht_sim.surrogate import (KEY_SIZE, VALUE_SIZE, Surrogate, round_significant,
+                                  truncate_decimal)
 
 
 def test_round_significant() -> None:
@@ -48,10 +49,50 @@ def test_floor_and_log() -> None:
     assert not np.array_equal(raw.keys(state(Mg=1e-24), 1.0), raw.keys(state(Mg=1e-16), 1.0))
 
 
+def test_truncate_decimal_as_poet() -> None:
+    """POET's ROUND(value, signif): the integer part of 10**signif * value."""
+    got = truncate_decimal(np.array([0.00123456, 0.00123456, -1.25, 9.91, -0.3, 0.3]),
+                           np.array([5, 3, 1, 0, 0, 0]))
+    whole = got[:, 0].view(np.float64)
+    assert whole.tolist() == [123.0, 1.0, -12.0, 9.0, 0.0, 0.0]
+    assert got[:, 1].tolist() == [5, 3, 1, 0, 0, 0]
+    # -0.3 and 0.3 truncate to the same class: no -0.0 in a key.
+    assert got[4, 0] == got[5, 0]
+
+
+def test_decimal_rounding_is_absolute_significant_is_relative() -> None:
+    """At 4 digits, raw decimal places cannot tell 1.21e-4 from 1.29e-4
+    (both truncate to 1), significant digits can; with log10 decimal places
+    become relative too."""
+    a, b = state(Ca=1.21e-4), state(Ca=1.29e-4)
+    digits = {v: 6 for v in ("C", "Cl", "Mg", "pH", "pe", "calcite", "dolomite")} | {"Ca": 4}
+    decimal = surrogate(rounding="decimal", log=False, digits=digits)
+    significant = surrogate(log=False, digits=digits)
+    logged = surrogate(rounding="decimal", log=True, digits=digits)
+    assert np.array_equal(decimal.keys(a, 1.0), decimal.keys(b, 1.0))
+    assert not np.array_equal(significant.keys(a, 1.0), significant.keys(b, 1.0))
+    assert not np.array_equal(logged.keys(a, 1.0), logged.keys(b, 1.0))
+    assert not np.array_equal(decimal.keys(a, 1.0), significant.keys(a, 1.0))
+
+
 def test_changes_apply_to_the_actual_input() -> None:
     before, after = state(), state(Ca=1.2279e-4 + 7e-6, calcite=2.07e-4 - 7e-6)
-    stored = Surrogate.changes(before, after)
+    stored = Surrogate.values(before, after, 60.0)
+    assert stored.shape == (1, VALUE_SIZE) and stored.dtype == np.uint8
     other = state(Ca=1.2279004e-4)
-    out = Surrogate.apply(other, stored)
+    out, exact = Surrogate.apply(other, stored, 60.0)
     # Ca + calcite is conserved exactly as the reaction conserved it.
     assert abs((out[0, 1] + out[0, 6]) - (other[0, 1] + other[0, 6])) < 1e-19
+    assert not exact[0]  # another input than the change was computed from
+    again, exact = Surrogate.apply(before, stored, 60.0)
+    assert exact[0] and np.array_equal(again, after)
+    # Rounding noise of transport (a few ulps) is still the same input.
+    noisy = before * (1 + 4e-16)
+    assert Surrogate.apply(noisy, stored, 60.0)[1][0]
+    assert not Surrogate.apply(before, stored, 61.0)[1][0]  # another time step
+
+
+def test_negative_amounts_are_not_valid() -> None:
+    good, bad_mineral, bad_total = state(), state(calcite=-4.6e-14), state(C=-1e-20)
+    rows = np.vstack([good, bad_mineral, bad_total, state(pH=-1.0, pe=-5.0)])
+    assert Surrogate.valid(rows).tolist() == [True, False, False, True]

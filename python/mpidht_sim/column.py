@@ -1,0 +1,251 @@
+"""Validation against PHREEQC's own TRANSPORT: the same 1-D column run by
+the simulator and by PHREEQC, compared cell by cell. Usage (MPI optional;
+under mpiexec the simulator runs with its workers):
+
+    python -m mpidht_sim.column [--cells 50] [--steps 100] [--time-step 1000]
+                                [--config FILE] [--set SECTION.KEY=VALUE] [--out DIR]
+                                [--tolerance 1e-3]
+
+The column has ``cells`` reacting cells at Courant number 1: the flow is
+set so that one time step moves exactly one pore volume, and the DHT is
+off. Both sides take the waters, the kinetics and the database from the
+configuration (default: SimDol2D's).
+
+How the ends match:
+
+- **Inlet.** The simulator's first cell is a fixed cell that holds the
+  injected water and never reacts. PHREEQC's inflow is SOLUTION 0 (the
+  injected water, defined and equilibrated the same way), and its column
+  gets one cell more in front, with no reactants, that plays the fixed
+  cell: TRANSPORT reacts the first cell behind a flux inlet for less than
+  a full shift (measured: that cell's calcite dissolves at half the rate
+  of a batch reaction over the same time), so no reacting cell may sit
+  there. PHREEQC's first shift fills that cell with the injected water and
+  moves the initial water one cell on, where, in equilibrium with calcite,
+  it does not react; from then on every shift moves every water one cell
+  downstream and reacts every reacting cell for one full time step, as a
+  step of the simulator does. So PHREEQC's cell k + 1 after shift s + 1 is
+  the simulator's reacting cell k after step s. (PHREEQC's ADVECTION
+  keyword, without the extra cell, gives the same numbers.)
+- **Outlet.** The simulator's last cell is a fixed cell that receives what
+  leaves; PHREEQC's "flux" boundary at the column's end does the same.
+
+The two are compared after every step; reported per variable, as the worst over the
+steps: max |difference| / max |PHREEQC| (the headline is the worst
+variable and step) and the RMS difference over the same maximum. Exits 1
+if the worst exceeds ``--tolerance``, 2 on bad settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from . import engine as phreeqc
+from .chemistry import RATES, reactants
+from .cli import parse_overrides
+from .config import Config, load
+from .errors import ConfigError
+from .flow import solve_flow
+from .measure import Comparison, compare
+from .variables import VARIABLES
+from .waters import phreeqc_input
+
+Array = npt.NDArray[np.float64]
+
+#: PHREEQC's selected-output columns, in the order of VARIABLES.
+_COLUMNS = ("C(mol/kgw)", "Ca(mol/kgw)", "Cl(mol/kgw)", "Mg(mol/kgw)", "pH", "pe",
+            "k_Calcite", "k_Dolomite")
+
+
+@dataclass(frozen=True)
+class ColumnResult:
+    cells: int
+    steps: int
+    time_step: float
+    simulator: dict[int, Array]   # step -> cells x variables
+    phreeqc: dict[int, Array]     # the same from PHREEQC's TRANSPORT
+    comparison: Comparison        # max and RMS terms per variable and step
+
+
+def column_config(cells: int, steps: int, time_step: float, path: Optional[Path] = None,
+                  overrides: Optional[dict[str, Any]] = None) -> Config:
+    """A 1 x (cells + 2) column at Courant number 1: an injecting fixed cell,
+    ``cells`` reacting cells, an outlet fixed cell; DHT off."""
+    base = load(path, overrides)
+    faces = cells + 1  # between the two fixed cells, all in series
+    pore_volume = base.cell_size ** 2 * base.porosity
+    # Each face carries q = permeability / viscosity * dp (unit thickness,
+    # square cells: area / distance = 1); one pore volume per time step.
+    dp = faces * pore_volume / time_step * base.viscosity / base.permeability
+    outlet = 1.0e5
+    cfg = load(path, {
+        **(overrides or {}),
+        "grid.nx": 1, "grid.ny": cells + 2, "time.time_step": time_step,
+        "time.iterations": steps, "run.save_every": 1, "dht.enabled": False,
+        "run.package_size": max(1, min(cells, 64)),
+        "flow.fixed_pressure": [{"cell": [0, 0], "pressure": outlet + dp, "water": "injected"},
+                                {"cell": [0, -1], "pressure": outlet}],
+    })
+    courant = time_step / solve_flow(cfg).cfl_time_step(cfg.nx * cfg.ny)
+    if abs(courant - 1) > 1e-9:
+        raise ConfigError(f"the column's Courant number is {courant!r}, not 1")
+    return cfg
+
+
+def transport_input(cfg: Config, cells: int, steps: int) -> str:
+    """PHREEQC input of the same column: SOLUTION 0 injected; cell 1 the
+    inlet, without reactants; cells 2..cells+1 the initial water with O2(g)
+    and the kinetics; TRANSPORT by pure advection (no dispersion, no
+    diffusion) for steps + 1 shifts. The initial water is defined outside
+    the column (its equilibrium phases are not the cells') and copied in."""
+    last = cells + 1
+    spare = last + 1
+    return "".join([
+        RATES,
+        phreeqc_input(cfg.waters["injected"].definition, 0),
+        phreeqc_input(cfg.waters["initial"].definition, spare),
+        f"COPY solution {spare} 1-{last}\nEND\n",
+        reactants(f"2-{last}", cfg.initial["calcite"], cfg.initial["dolomite"],
+                  cfg.calcite_parm, cfg.dolomite_parm),
+        "END\n",
+        "SELECTED_OUTPUT 1\n -reset false\n -state true\n -solution true\n -step true\n"
+        " -pH true\n -pe true\n -totals C Ca Cl Mg\n -kinetic_reactants Calcite Dolomite\n",
+        f"TRANSPORT\n -cells {last}\n -shifts {steps + 1}\n -time_step {cfg.time_step!r}\n"
+        " -flow_direction forward\n -boundary_conditions flux flux\n"
+        f" -dispersivities {last}*0\n -diffusion_coefficient 0\n"
+        f" -punch_cells 2-{last}\n -punch_frequency 1\nEND\n",
+    ])
+
+
+def run_phreeqc(cfg: Config, cells: int, steps: int) -> dict[int, Array]:
+    """PHREEQC's column as the simulator's steps see it: step -> cells x
+    variables (shift s + 1, cells 2..cells + 1)."""
+    engine = phreeqc.open_engine(cfg.database)
+    out = phreeqc.run(engine, transport_input(cfg, cells, steps))
+    rows: dict[int, dict[int, int]] = {}
+    for i, state in enumerate(out["state"]):
+        if state == "transp" and int(out["step"][i]) > 1:
+            rows.setdefault(int(out["step"][i]) - 1, {})[int(out["soln"][i]) - 1] = i
+    fields = {}
+    for step in range(1, steps + 1):
+        found = rows.get(step, {})
+        if sorted(found) != list(range(1, cells + 1)):
+            raise RuntimeError(f"PHREEQC's TRANSPORT reported cells {sorted(found)} "
+                               f"at step {step}")
+        fields[step] = np.array([[float(out[c][found[k]]) for c in _COLUMNS]
+                                 for k in range(1, cells + 1)])
+    return fields
+
+
+def validate_column(cells: int, steps: int, time_step: float, comm: Any,
+                    path: Optional[Path] = None,
+                    overrides: Optional[dict[str, Any]] = None) -> Optional[ColumnResult]:
+    """Collective over comm: runs both; rank 0 returns the result."""
+    from .driver import run
+
+    cfg = column_config(cells, steps, time_step, path, overrides)
+    result = run(cfg, comm)
+    if comm.Get_rank() != 0:
+        return None
+    simulated = {it: field[1:-1] for it, field in result.saved.items() if it > 0}
+    reference = run_phreeqc(cfg, cells, steps)
+    return ColumnResult(cells, steps, time_step, simulated, reference,
+                        compare(simulated, reference))
+
+
+def report(r: ColumnResult) -> str:
+    worst, name, step = r.comparison.worst_max
+    lines = ["# 1-D column against PHREEQC's TRANSPORT", "",
+             f"{r.cells} cells, {r.steps} steps of {r.time_step:g} s at Courant number 1, "
+             "advection only, DHT off; the worst over all steps.", "",
+             "| variable | max abs. difference / max | RMS difference / max |",
+             "| --- | --- | --- |"]
+    for v, worst_terms in r.comparison.per_variable().items():
+        big, rms = worst_terms["max"], worst_terms["rms"]
+        lines.append(f"| {v} | {'-' if big is None else f'{big:.2e}'} | "
+                     f"{'-' if rms is None else f'{rms:.2e}'} |")
+    lines += ["", f"Worst: {worst:.2e} ({name}, step {step})."]
+    return "\n".join(lines)
+
+
+def plot(r: ColumnResult, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 4, figsize=(13, 5.5), sharex=True)
+    x = np.arange(1, r.cells + 1)
+    simulator, reference = r.simulator[r.steps], r.phreeqc[r.steps]
+    units = ("mol/kgw",) * 4 + ("-", "-", "mol", "mol")
+    for j, (ax, name) in enumerate(zip(axes.ravel(), VARIABLES)):
+        ax.plot(x, reference[:, j], color="black", lw=1.5, label="PHREEQC TRANSPORT")
+        ax.plot(x, simulator[:, j], "o", ms=3, color="tab:orange", label="mpidht_sim")
+        ax.set_title(f"{name} ({units[j]})", fontsize=9)
+        if j >= 4:
+            ax.set_xlabel("cell")
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(f"{r.cells}-cell column after {r.steps} steps of {r.time_step:g} s")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m mpidht_sim.column", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cells", type=int, default=50, help="reacting cells (default 50)")
+    parser.add_argument("--steps", type=int, default=100, help="time steps (default 100)")
+    parser.add_argument("--time-step", type=float, default=1000.0,
+                        help="seconds per step (default 1000)")
+    parser.add_argument("--config", type=Path, default=None,
+                        help="TOML file for the waters and chemistry (default: SimDol2D)")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="override a setting (repeatable)")
+    parser.add_argument("--out", type=Path, default=Path("column-validation"),
+                        help="folder for column.md, column.json, column.png")
+    parser.add_argument("--tolerance", type=float, default=1e-3,
+                        help="exit 1 if the worst max difference exceeds this (default 1e-3)")
+    args = parser.parse_args(argv)
+    if args.cells < 1 or args.steps < 1 or not args.time_step > 0:
+        print("mpidht_sim.column: --cells and --steps must be at least 1 and --time-step "
+              "positive", file=sys.stderr)
+        return 2
+    try:
+        overrides = parse_overrides(args.set)
+        column_config(args.cells, args.steps, args.time_step, args.config, overrides)
+    except ConfigError as e:
+        print(f"mpidht_sim.column: configuration error: {e}", file=sys.stderr)
+        return 2
+    from mpi4py import MPI
+
+    result = validate_column(args.cells, args.steps, args.time_step, MPI.COMM_WORLD,
+                             args.config, overrides)
+    if result is None:
+        return 0
+    text = report(result)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "column.md").write_text(text + "\n")
+    (args.out / "column.json").write_text(json.dumps({
+        "cells": result.cells, "steps": result.steps, "time_step": result.time_step,
+        **result.comparison.to_dict(),
+        "last_step": {"simulator": result.simulator[result.steps].tolist(),
+                      "phreeqc": result.phreeqc[result.steps].tolist()}}, indent=1))
+    plot(result, args.out / "column.png")
+    print(text)
+    print(f"written: {args.out}/column.md, column.json, column.png")
+    worst = result.comparison.worst_max[0]
+    return 0 if worst <= args.tolerance else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

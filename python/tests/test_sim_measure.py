@@ -1,0 +1,101 @@
+"""Error measures: per variable terms, Eq. (2) as the paper defines it, and
+a headline that one exact variable cannot hide."""
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from mpidht_sim.measure import compare, load_fields, main, terms
+from mpidht_sim.variables import VARIABLES
+
+
+def fields(rng: np.random.Generator, n: int = 50) -> np.ndarray:
+    return rng.random((n, len(VARIABLES))) + 0.5
+
+
+def test_terms_by_hand() -> None:
+    ref = np.array([[1.0], [2.0], [3.0], [4.0]])
+    run = np.array([[1.0], [2.0], [3.0], [5.0]])
+    t = terms(run, ref, ("x",))
+    assert t.rms[0] == pytest.approx(0.5 / 4)  # sqrt(1/4) / max
+    assert t.max[0] == pytest.approx(1 / 4)
+    assert t.worst[0] == "x" and t.worst[1] == pytest.approx(0.125)
+
+
+def test_exact_variable_cannot_hide_another() -> None:
+    """Cl reproduced exactly makes Eq. (2) zero, as its definition gives;
+    the headline is the worst term, C's, with its variable and iteration."""
+    rng = np.random.default_rng(1)
+    ref = fields(rng)
+    run = ref.copy()
+    run[:, VARIABLES.index("C")] += 1e-3 * ref[:, 0].max()
+    run[:, 1:] *= 1 + 1e-9
+    run[:, VARIABLES.index("Cl")] = ref[:, VARIABLES.index("Cl")]
+    t = terms(run, ref)
+    assert t.eq2 == 0.0
+    name, value = t.worst
+    assert name == "C" and value == pytest.approx(1e-3, rel=1e-6)
+    comparison = compare({5: ref, 10: run}, {5: ref, 10: ref})
+    assert comparison.worst[1:] == ("C", 10)
+    assert comparison.worst[0] == pytest.approx(1e-3, rel=1e-6)
+    assert "worst RMS term 1.00e-03 (C, iteration 10)" in comparison.headline()
+
+
+def test_eq2_is_the_geometric_mean_when_no_term_is_zero() -> None:
+    rng = np.random.default_rng(2)
+    ref = fields(rng)
+    run = ref * (1 + 1e-4 * rng.standard_normal(ref.shape))
+    t = terms(run, ref)
+    rms = [r for r in t.rms if r is not None]
+    assert t.eq2 == pytest.approx(math.exp(np.mean(np.log(rms))))
+    assert t.eq2 < t.worst[1]
+
+
+def test_zero_reference() -> None:
+    """A variable zero everywhere in both is left out; nonzero in the run
+    only, it is an infinite term."""
+    ref = np.zeros((4, 2))
+    ref[:, 1] = [1.0, 2.0, 3.0, 4.0]
+    t = terms(ref.copy(), ref, ("zero", "x"))
+    assert t.rms == (None, 0.0) and t.eq2 == 0.0
+    run = ref.copy()
+    run[2, 0] = 1e-30
+    t = terms(run, ref, ("zero", "x"))
+    assert t.rms[0] == math.inf and t.worst == ("zero", math.inf)
+
+
+def save(folder: Path, its: dict[int, np.ndarray], shape: tuple[int, int] = (5, 6)) -> None:
+    folder.mkdir()
+    for it, field in its.items():
+        data: dict[str, Any] = {v: field[:, j].reshape(shape) for j, v in enumerate(VARIABLES)}
+        np.savez(folder / f"fields_{it:05d}.npz", **data)
+
+
+def test_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """python -m mpidht_sim.measure: a line per iteration, a line per
+    variable, the headline, JSON on request; clear refusals."""
+    rng = np.random.default_rng(3)
+    ref = {it: fields(rng, 30) for it in (0, 5, 10)}
+    run = {it: f * (1 + 1e-6 * rng.standard_normal(f.shape)) for it, f in ref.items()}
+    run[10][:, VARIABLES.index("pH")] += 0.01
+    save(tmp_path / "ref", ref)
+    save(tmp_path / "run", run)
+    assert sorted(load_fields(tmp_path / "run")) == [0, 5, 10]
+    out_json = tmp_path / "errors.json"
+    assert main([str(tmp_path / "run"), str(tmp_path / "ref"), "--json", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    expected = compare(load_fields(tmp_path / "run"), load_fields(tmp_path / "ref"))
+    assert expected.headline() in out
+    assert expected.worst[1:] == ("pH", 10)
+    assert "2 iterations compared" in out
+    saved = json.loads(out_json.read_text())
+    assert saved["worst_rms_term"]["variable"] == "pH"
+    assert saved["iterations"]["10"]["rms"]["pH"] == pytest.approx(expected.worst[0])
+    assert main([str(tmp_path / "run"), str(tmp_path / "missing")]) == 2
+    save(tmp_path / "other", {5: fields(rng, 12)}, shape=(3, 4))
+    assert main([str(tmp_path / "run"), str(tmp_path / "other")]) == 2
+    assert "cannot be compared" in capsys.readouterr().err

@@ -1,0 +1,92 @@
+"""What a run leaves behind: no stale outputs of an earlier run, the waters
+and the whole effective configuration with the versions that computed it,
+errors against a reference run, readable progress in a log."""
+
+import io
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from mpi4py import MPI
+
+from mpidht_sim.cli import main, progress_reporter
+from mpidht_sim.config import ConfigError, load
+from mpidht_sim.output import check_folders, start
+
+
+def test_earlier_outputs_refused_or_replaced(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    cfg = load(None, {"run.output_dir": str(out)})
+    check_folders(cfg)  # not there yet
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    check_folders(cfg)  # nothing of a run's
+    for name in ("summary.json", "fields_00050.npz", "fields_00050.vtu", "maps.png"):
+        (out / name).write_text("old")
+    with pytest.raises(ConfigError, match=r"holds an earlier run's outputs \(fields_00050.npz"):
+        check_folders(cfg)
+    cfg = load(None, {"run.output_dir": str(out), "run.overwrite": True})
+    check_folders(cfg)
+    start(cfg)
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "waters.json"]
+    waters = json.loads((out / "waters.json").read_text())
+    assert waters["initial"]["state"] == cfg.waters["initial"].state
+    assert "EQUILIBRIUM_PHASES" in waters["injected"]["phreeqc_input"]
+    (out / "x.txt").write_text("")
+    with pytest.raises(ConfigError, match="is not a folder"):
+        check_folders(load(None, {"run.output_dir": str(out / "x.txt")}))
+    with pytest.raises(ConfigError, match="run.reference: .* holds no saved fields"):
+        check_folders(load(None, {"run.reference": str(tmp_path)}))
+
+
+def test_progress_lines_when_not_a_terminal() -> None:
+    stream = io.StringIO()
+    update, close = progress_reporter(20, stream)
+    for it in range(1, 21):
+        update(SimpleNamespace(iteration=it, hits=3, misses=1))
+    close()
+    text = stream.getvalue()
+    assert "\r" not in text
+    lines = text.splitlines()
+    assert len(lines) == 10 and lines[-1].startswith("iteration 20/20: hit rate 75.0%")
+
+
+def test_run_against_reference(tmp_path_factory: pytest.TempPathFactory,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    """The command line end to end: a reference run, a DHT run compared
+    with it (summary.json), a refused rerun into the same folder and a
+    rerun with --overwrite that leaves no stale field."""
+    comm = MPI.COMM_WORLD
+    base = Path(comm.bcast(str(tmp_path_factory.mktemp("cli")) if comm.Get_rank() == 0
+                           else None, root=0))
+    tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "4", "--quiet",
+            "--set", "run.save_every=1"]
+    ref, cmp, run = base / "ref", base / "cmp", base / "run"
+    assert main(tiny + ["--no-dht", "--output", str(ref)]) == 0
+    assert main(tiny + ["--output", str(cmp), "--reference", str(ref)]) == 0
+    assert main(tiny + ["--output", str(run)]) == 0
+    assert main(tiny + ["--output", str(run)]) == 2
+    assert main(tiny + ["--output", str(run), "--overwrite", "--set", "run.save_every=2"]) == 0
+    if comm.Get_rank() != 0:
+        return
+    printed = capsys.readouterr()
+    assert "waters, computed before the first step:" in printed.out
+    assert f"against {ref}: worst RMS term" in printed.out
+    assert "holds an earlier run's outputs" in printed.err
+    assert sorted(p.name for p in run.glob("fields_*.npz")) == [
+        "fields_00000.npz", "fields_00002.npz", "fields_00004.npz"]
+    summary = json.loads((ref / "summary.json").read_text())
+    assert summary["config"]["nx"] == 4 and summary["config"]["dht"]["enabled"] is False
+    assert summary["config"]["waters"]["initial"]["state"]["pH"] == pytest.approx(9.9065,
+                                                                                 abs=1e-4)
+    versions = summary["versions"]
+    assert versions["mpidht"] and versions["iphreeqc"].startswith("3.")
+    assert versions["mpi"] == MPI.Get_library_version().strip().splitlines()[0]
+    assert summary["totals"]["cells"] == 4 * 14 and summary["totals"]["hits"] == 0
+    compared = json.loads((cmp / "summary.json").read_text())["reference"]
+    errors = compared["errors"]
+    assert errors["worst_rms_term"]["variable"] in summary["config"]["dht"]["digits"]
+    assert sorted(errors["iterations"]) == ["1", "2", "3", "4"]
+    assert compared["chemistry_speedup"] > 0
+    assert json.loads((run / "summary.json").read_text())["reference"] is None
