@@ -74,20 +74,22 @@ _ZERO_UNDER_LOG = (0, np.iinfo(np.int64).min)
 
 def round_significant(x: Array, digits: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """(mantissa, exponent) int64 pairs with x ~ mantissa * 10**exponent and
-    |mantissa| < 10**digits; zero maps to (0, 0). Shape: x.shape + (2,)."""
+    |mantissa| < 10**digits; zero maps to (0, 0). digits broadcasts against
+    x. Shape: x.shape + (2,)."""
     x = np.asarray(x, dtype=np.float64)
-    out = np.zeros(x.shape + (2,), dtype=np.int64)
-    nonzero = x != 0
-    mag = np.zeros_like(x)
-    mag[nonzero] = np.floor(np.log10(np.abs(x[nonzero])))
-    exponent = mag - (np.broadcast_to(digits, x.shape) - 1)
-    mantissa = np.round(x / np.power(10.0, exponent))
+    zero = x == 0
+    with np.errstate(divide="ignore"):
+        magnitude = np.floor(np.log10(np.abs(x)))
+    exponent = np.where(zero, 0.0, magnitude) - (digits - 1)
+    mantissa = np.round(x / 10.0 ** exponent)
     # Rounding up may add a digit (9.99 -> 10.0): renormalise.
-    over = np.abs(mantissa) >= np.power(10.0, np.broadcast_to(digits, x.shape))
-    mantissa[over] = np.round(mantissa[over] / 10)
-    exponent[over] += 1
-    out[..., 0] = np.where(nonzero, mantissa, 0).astype(np.int64)
-    out[..., 1] = np.where(nonzero, exponent, 0).astype(np.int64)
+    over = np.abs(mantissa) >= 10.0 ** np.asarray(digits, dtype=np.float64)
+    if over.any():
+        mantissa[over] = np.round(mantissa[over] / 10)
+        exponent[over] += 1
+    out = np.empty(x.shape + (2,), dtype=np.int64)
+    out[..., 0] = mantissa
+    out[..., 1] = np.where(zero, 0.0, exponent)
     return out
 
 
@@ -134,21 +136,21 @@ class Surrogate:
 
     def keys(self, states: Array, dt: float) -> Bytes:
         """One KEY_SIZE-byte row per cell of states (cells x variables)."""
-        values = np.asarray(states, dtype=np.float64).copy()
+        values = np.array(states, dtype=np.float64)
         values[np.abs(values) < self.cfg.floor] = 0.0
         if self.cfg.log:
             logged = values[:, _LOGGED]
-            positive = logged > 0
-            logged[positive] = np.log10(logged[positive])
-            logged[~positive] = -np.inf  # zero (or below the floor): one class
-            values[:, _LOGGED] = logged
-        finite = np.isfinite(values)
-        clean = np.where(finite, values, 0.0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                logs = np.log10(logged)
+            logs[logged <= 0] = -np.inf  # zero (or below the floor): one class
+            values[:, _LOGGED] = logs
+        infinite = ~np.isfinite(values)  # zero under log10 (a NaN: the same)
+        values[infinite] = 0.0
         if self.cfg.rounding == "decimal":
-            elements = truncate_decimal(clean, self.digits)
+            elements = truncate_decimal(values, self.digits)
         else:
-            elements = round_significant(clean, self.digits)
-        elements[~finite] = _ZERO_UNDER_LOG
+            elements = round_significant(values, self.digits)
+        elements[infinite] = _ZERO_UNDER_LOG
         rows = np.empty((values.shape[0], len(VARIABLES) + 1, 2), dtype=np.int64)
         rows[:, :-1] = elements
         rows[:, -1, 0] = np.float64(dt).view(np.int64)  # the time step, exactly
