@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing, builds mpidht with Open MPI, runs
 # the C demo on 2 ranks with each consistency protocol, then installs the
-# Python package with the simulator (`pip install .` into build/) and runs
+# Python package with the simulator (`pip install .` into build/), checks
+# the simulator against PHREEQC's own TRANSPORT on a 1-D column, and runs
 # the SimDol2D reactive-transport benchmark on 2 processes: 50 x 50 cells,
 # 300 coupling iterations, PHREEQC chemistry behind the DHT, saving the DHT
-# with the fields. It prints the runtime split, the hit rate and where the
-# fields and plots are; then it repeats the first 50 iterations starting
-# from the saved DHT (a warm start: every cell reaction should hit).
+# with the fields. It prints the waters PHREEQC computed, the runtime
+# split, the hit rate and where the fields and plots are; then it repeats
+# the first 50 iterations starting from the saved DHT (a warm start: every
+# cell reaction should hit). Outputs of an earlier main job are replaced.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
@@ -24,8 +26,12 @@ venv=$build_root/python-openmpi-venv
 echo "installing the Python package into $venv"
 python_env "$venv" openmpi > "$build_root/python-openmpi.install.log" 2>&1 ||
   { cat "$build_root/python-openmpi.install.log"; exit 1; }
-mpiexec.openmpi -n 2 "$venv/bin/python" -m mpidht_sim --output "$build_root/simdol2d" --save-dht
+echo "the simulator against PHREEQC's TRANSPORT: 50 cells, 100 steps at Courant number 1"
+mpiexec.openmpi -n 2 "$venv/bin/python" -m mpidht_sim.column --out "$build_root/column"
+echo
+mpiexec.openmpi -n 2 "$venv/bin/python" -m mpidht_sim --output "$build_root/simdol2d" \
+  --overwrite --save-dht
 echo
 echo "warm start: the first 50 iterations again, from the DHT that run saved"
 mpiexec.openmpi -n 2 "$venv/bin/python" -m mpidht_sim --output "$build_root/simdol2d-warm" \
-  --iterations 50 --warm-start "$build_root/simdol2d/dht.mpidht"
+  --overwrite --iterations 50 --warm-start "$build_root/simdol2d/dht.mpidht"

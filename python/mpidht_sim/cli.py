@@ -27,6 +27,16 @@ def _parse_value(text: str) -> Any:
     return {"true": True, "false": False}.get(text.lower(), text)
 
 
+def add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    """--config FILE and --set SECTION.KEY=VALUE, as every command takes them."""
+    parser.add_argument("--config", type=Path, default=None,
+                        help="TOML run description (default: the SimDol2D benchmark, "
+                             f"{DEFAULT_CONFIG.name}, documented in place)")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="override one setting, e.g. --set grid.nx=20 or "
+                             "--set dht.digits.C=5 (repeatable)")
+
+
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m mpidht_sim",
@@ -36,8 +46,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                     "compute chemistry in work packages.",
         epilog=f"The default configuration is {DEFAULT_CONFIG.name} (documented in place). "
                "Example: mpiexec -n 2 python -m mpidht_sim --iterations 20")
-    parser.add_argument("--config", type=Path, default=None,
-                        help="TOML run description (default: the SimDol2D benchmark)")
+    add_config_arguments(parser)
     parser.add_argument("--iterations", type=int, help="coupling iterations (time.iterations)")
     parser.add_argument("--no-dht", action="store_true",
                         help="reference run: PHREEQC for every cell (dht.enabled = false)")
@@ -54,9 +63,6 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help="compare the saved fields with those of a reference run, e.g. "
                              "one made with --no-dht (run.reference); the errors go to "
                              "summary.json")
-    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="override one setting, e.g. --set grid.nx=20 or "
-                             "--set dht.digits.C=5 (repeatable)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     return parser.parse_args(argv)
 

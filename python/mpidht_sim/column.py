@@ -50,7 +50,7 @@ import numpy.typing as npt
 
 from . import engine as phreeqc
 from .chemistry import RATES, reactants
-from .cli import parse_overrides
+from .cli import add_config_arguments, parse_overrides
 from .config import Config, load
 from .errors import ConfigError
 from .flow import solve_flow
@@ -207,10 +207,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--steps", type=int, default=100, help="time steps (default 100)")
     parser.add_argument("--time-step", type=float, default=1000.0,
                         help="seconds per step (default 1000)")
-    parser.add_argument("--config", type=Path, default=None,
-                        help="TOML file for the waters and chemistry (default: SimDol2D)")
-    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="override a setting (repeatable)")
+    add_config_arguments(parser)
     parser.add_argument("--out", type=Path, default=Path("column-validation"),
                         help="folder for column.md, column.json, column.png")
     parser.add_argument("--tolerance", type=float, default=1e-3,

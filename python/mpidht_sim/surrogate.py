@@ -116,7 +116,8 @@ def fingerprint(states: Array, dt: float) -> npt.NDArray[np.uint64]:
     # exponent is the correct rounding up).
     bits = (bits + _HALF) & _KEEP
     words = np.column_stack([bits, np.full(x.shape[0], np.float64(dt).view(np.uint64))])
-    h = (words * _MULTIPLIERS[:words.shape[1]]).sum(axis=1, dtype=np.uint64)
+    h: npt.NDArray[np.uint64] = (words * _MULTIPLIERS[:words.shape[1]]).sum(
+        axis=1, dtype=np.uint64)
     # splitmix64's finaliser: every input bit reaches every output bit.
     h ^= h >> np.uint64(30)
     h *= np.uint64(0xBF58476D1CE4E5B9)

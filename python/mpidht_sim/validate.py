@@ -37,7 +37,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .cli import parse_overrides
+from .cli import add_config_arguments, parse_overrides
 from .config import ROUNDINGS, Config, ConfigError, load
 from .measure import compare, load_fields
 from .variables import AQUEOUS, MINERALS
@@ -218,10 +218,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m mpidht_sim.validate", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", type=Path, default=None,
-                        help="TOML run description (default: SimDol2D)")
-    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="override a setting (repeatable)")
+    add_config_arguments(parser)
     parser.add_argument("--out", type=Path, default=Path("sim-validation"),
                         help="output folder (default sim-validation)")
     parser.add_argument("--reference", type=Path, metavar="RUN_DIR",
