@@ -25,7 +25,8 @@ Array = npt.NDArray[np.float64]
 
 # log10 k and activation energy E (J/mol) of the acid and neutral mechanisms,
 # and the H+ activity exponent: Palandri & Kharaka (2004), carbonate
-# mechanism removed (CHEMISTRY.md); the factor is exp(-E/R (1/T - 1/298.15)).
+# mechanism removed, as in the POET benchmark (De Lucia et al. 2021, section
+# 3.1); the factor is exp(-E/R (1/T - 1/298.15)).
 _RATE = """
 {name}
 -start
@@ -45,7 +46,7 @@ RATES = ("RATES\n"
          + _RATE.format(name="Dolomite", logk_acid=-3.19, e_acid=36100, n=0.5,
                         logk_neutral=-7.53, e_neutral=52200))
 #: Every reacting cell is held in equilibrium with O2(g) at this saturation
-#: index (CHEMISTRY.md).
+#: index, as in POET's SimDol2D input.
 O2_SATURATION_INDEX = -0.1675
 
 _SETUP = RATES + """

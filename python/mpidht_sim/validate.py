@@ -76,6 +76,10 @@ def _same(a: Any, b: Any) -> bool:
     return bool(json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True))
 
 
+def _without_source(config: Any) -> Any:
+    return {k: v for k, v in config.items() if k != "source"} if isinstance(config, dict) else config
+
+
 def check_reference(folder: Path, cfg: Config) -> Optional[str]:
     """Why folder cannot serve as cfg's reference, or None if it can."""
     try:
@@ -198,9 +202,11 @@ def heat_maps(rows: dict[str, dict[str, Any]], variants: list[Variant], path: Pa
                 r = rows.get(Variant(rounding, log, a, m).name)
                 if r is None:
                     continue
-                grid[i, j] = r["worst_rms_term"]
-                ax.text(j, i, f"{r['worst_rms_term']:.0e}\n{r['hit_rate']:.0%}",
-                        ha="center", va="center", fontsize=7, color="white")
+                worst = r["worst_rms_term"]
+                grid[i, j] = worst if 0 < worst < math.inf else np.nan
+                ax.text(j, i, f"{_fmt(worst)}\n{r['hit_rate']:.0%}",
+                        ha="center", va="center", fontsize=7,
+                        color="white" if grid[i, j] < norm.vmax / 100 else "black")
         image = ax.imshow(grid, norm=norm, cmap="viridis", origin="lower")
         ax.set_xticks(range(len(mi)), [str(m) for m in mi])
         ax.set_yticks(range(len(aq)), [str(a) for a in aq])
@@ -281,7 +287,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         reuse = False
         if rank == 0 and cached.is_file():
             saved = json.loads(cached.read_text())
-            reuse = _same(saved.get("config"), effective) and _same(
+            # Where the config file lies does not change the run.
+            reuse = _same(_without_source(saved.get("config")),
+                          _without_source(effective)) and _same(
                 saved.get("reference"), physics(reference_summary["config"]))
             if reuse:
                 rows[v.name] = saved["figures"]

@@ -70,7 +70,7 @@ def test_process_count_does_not_matter(runs: dict[str, Any]) -> None:
 
 def test_warm_start_from_a_saved_dht(tmp_path_factory: pytest.TempPathFactory) -> None:
     """A run that saves its DHT, then a run of the same settings started from
-    it: every cell reaction hits, and the fields agree with the first run's
+    it: (nearly) every cell reaction hits, and the fields agree with the first run's
     within the documented tolerance."""
     comm = MPI.COMM_WORLD
     out = Path(comm.bcast(str(tmp_path_factory.mktemp("warm")) if comm.Get_rank() == 0
@@ -84,7 +84,15 @@ def test_warm_start_from_a_saved_dht(tmp_path_factory: pytest.TempPathFactory) -
     assert (out / "dht.mpidht.json").is_file()
     assert sum(r.hits for r in first.records) < sum(r.hits + r.misses for r in first.records)
     assert second.restored > 0
-    assert all(r.misses == 0 for r in second.records)
+    # The first iteration starts from the same states, so every reaction
+    # hits. Later ones nearly all do: where cells of the first run computed
+    # changes for the same key, the entry holds the last one written, and a
+    # cell that used another moves on from a slightly different state,
+    # which may round to a key never computed (3 workers: 263 of 272 hit).
+    assert second.records[0].misses == 0
+    def hit_rate(records: list[Any]) -> float:
+        return sum(r.hits for r in records) / sum(r.hits + r.misses for r in records)
+    assert hit_rate(second.records) >= 0.9 > hit_rate(first.records)
     # Not bit for bit: where two cells of the first run shared a key, one
     # ran PHREEQC and the other may have used its stored change; the
     # second run uses the change of whichever wrote last, for both.

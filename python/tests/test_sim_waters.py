@@ -1,8 +1,7 @@
 """Waters defined as chemistry and computed by PHREEQC; waters given as
 numbers that are not charge balanced are refused, naming the water and its
 imbalance, before MPI starts. The expected states are those measured with
-the phreeqc package and phreeqc.dat, independently of this code
-(CHEMISTRY.md, "Waters: definitions vs states")."""
+the phreeqc package and phreeqc.dat independently of this code."""
 
 import subprocess
 import sys
