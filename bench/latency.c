@@ -165,7 +165,7 @@ int main(int argc, char **argv)
             make_key(key, (uint64_t)rank * o.keys + i);
             mpidht_write(t, key, value, NULL);
         }
-        mpidht_info_t info;
+        mpidht_info_t info = MPIDHT_INFO_INIT;
         mpidht_get_info(t, &info);
         for (int ph = 0; ph < PHASES; ++ph) {
             MPI_Barrier(MPI_COMM_WORLD);

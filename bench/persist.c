@@ -115,7 +115,7 @@ static mpidht_t *make_table(const options_t *o)
 /* Distinct keys dealt round-robin; returns the entries the table holds. */
 static uint64_t fill(mpidht_t *table, const options_t *o, int rank, int size)
 {
-    mpidht_info_t info;
+    mpidht_info_t info = MPIDHT_INFO_INIT;
     mpidht_get_info(table, &info);
     uint64_t target = (uint64_t)((double)info.total_buckets * o->fill);
     static unsigned char keys[BATCH * KEY], values[BATCH * VALUE];

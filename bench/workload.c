@@ -78,6 +78,7 @@ typedef struct {
     size_t key_size, value_size;
     size_t memory;
     mpidht_window_kind_t window;
+    mpidht_eviction_t eviction;
     bool zipf;
     double skew;
     uint64_t range;
@@ -108,6 +109,8 @@ static void usage(FILE *out)
             "  --value-size B     bytes per value (default 104)\n"
             "  --memory B         table bytes per rank (default 268435456)\n"
             "  --window KIND      auto, shared, allocate or create (default auto)\n"
+            "  --eviction P       recency or last: which entry a full key evicts\n"
+            "                     (default recency)\n"
             "  --csv FILE, --json FILE   also write the results there\n");
 }
 
@@ -251,6 +254,14 @@ static int parse(int argc, char **argv, options_t *o)
             if (k > MPIDHT_WINDOW_CREATE)
                 return reject(a, v, "auto, shared, allocate or create");
             o->window = (mpidht_window_kind_t)k;
+        } else if (!strcmp(a, "--eviction")) {
+            int k = 0;
+            while (k <= MPIDHT_EVICT_LAST &&
+                   strcmp(v, mpidht_eviction_name((mpidht_eviction_t)k)) != 0)
+                ++k;
+            if (k > MPIDHT_EVICT_LAST)
+                return reject(a, v, "recency or last");
+            o->eviction = (mpidht_eviction_t)k;
         } else if (!strcmp(a, "--csv"))
             o->csv = v;
         else if (!strcmp(a, "--json"))
@@ -284,7 +295,7 @@ typedef struct {
     const char *protocol, *phase;
     unsigned long batch; /* keys per call; 1 = single calls */
     double ops_per_s, p50_us, p99_us, mean_us;
-    uint64_t ops, misses, checksum_mismatches, corrupt_reads;
+    uint64_t ops, misses, checksum_mismatches, lock_retries;
 } result_t;
 
 static int compare_float(const void *a, const void *b)
@@ -359,7 +370,7 @@ static void run_dht_phase(bench_t *b, mpidht_t *t, const char *phase, unsigned l
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     keygen_rng_t keys = {seed + (uint64_t)rank * 7919u}, mix = {seed * 31u + (uint64_t)rank + 5};
-    mpidht_stats_t before, after;
+    mpidht_stats_t before = MPIDHT_STATS_INIT, after = MPIDHT_STATS_INIT;
     check(mpidht_stats_global(t, &before), "statistics");
     MPI_Barrier(MPI_COMM_WORLD);
     bool batched = batch > 1 && strcmp(phase, "mixed") != 0;
@@ -397,7 +408,7 @@ static void run_dht_phase(bench_t *b, mpidht_t *t, const char *phase, unsigned l
     r->phase = phase;
     r->misses = after.misses - before.misses;
     r->checksum_mismatches = after.checksum_retries - before.checksum_retries;
-    r->corrupt_reads = after.corrupt_reads - before.corrupt_reads;
+    r->lock_retries = after.lock_retries - before.lock_retries;
 }
 
 /* The limits: one-sided get of a bucket-sized block, and a local copy. */
@@ -459,7 +470,7 @@ static void run_reference(bench_t *b, const char *phase, size_t block, result_t 
     r->protocol = "-";
     r->batch = 1;
     r->phase = phase;
-    r->misses = r->checksum_mismatches = r->corrupt_reads = 0;
+    r->misses = r->checksum_mismatches = r->lock_retries = 0;
 }
 
 static void report(const result_t *r, const options_t *o, int ranks, FILE *csv, FILE *json,
@@ -469,23 +480,25 @@ static void report(const result_t *r, const options_t *o, int ranks, FILE *csv, 
     printf("%-9s %-8s %-8s %5d %5lu %10" PRIu64 " %12.0f %9.3f %9.3f %9.3f %8" PRIu64 " %9" PRIu64
            " %8" PRIu64 "\n",
            r->protocol, r->phase, dist, ranks, r->batch, r->ops, r->ops_per_s, r->p50_us,
-           r->p99_us, r->mean_us, r->misses, r->checksum_mismatches, r->corrupt_reads);
+           r->p99_us, r->mean_us, r->misses, r->checksum_mismatches, r->lock_retries);
     if (csv)
         fprintf(csv, "%s,%s,%s,%d,%lu,%" PRIu64 ",%.0f,%.4f,%.4f,%.4f,%" PRIu64 ",%" PRIu64
                      ",%" PRIu64 "\n",
                 r->protocol, r->phase, dist, ranks, r->batch, r->ops, r->ops_per_s, r->p50_us,
-                r->p99_us, r->mean_us, r->misses, r->checksum_mismatches, r->corrupt_reads);
+                r->p99_us, r->mean_us, r->misses, r->checksum_mismatches, r->lock_retries);
     if (json) {
         fprintf(json,
                 "%s\n  {\"protocol\": \"%s\", \"phase\": \"%s\", \"distribution\": \"%s\", "
-                "\"ranks\": %d, \"window\": \"%s\", \"batch\": %lu, \"ops\": %" PRIu64
+                "\"ranks\": %d, \"window\": \"%s\", \"eviction\": \"%s\", \"batch\": %lu, "
+                "\"ops\": %" PRIu64
                 ", \"ops_per_s\": %.0f, "
                 "\"p50_us\": %.4f, \"p99_us\": %.4f, \"mean_us\": %.4f, \"misses\": %" PRIu64
-                ", \"checksum_mismatches\": %" PRIu64 ", \"corrupt_reads\": %" PRIu64 "}",
+                ", \"checksum_mismatches\": %" PRIu64 ", \"lock_retries\": %" PRIu64 "}",
                 *first_json ? "" : ",", r->protocol, r->phase, dist, ranks,
-                mpidht_window_name(o->window), r->batch, r->ops,
+                mpidht_window_name(o->window), mpidht_eviction_name(o->eviction), r->batch,
+                r->ops,
                 r->ops_per_s, r->p50_us, r->p99_us, r->mean_us, r->misses,
-                r->checksum_mismatches, r->corrupt_reads);
+                r->checksum_mismatches, r->lock_retries);
         *first_json = false;
     }
 }
@@ -527,12 +540,12 @@ int main(int argc, char **argv)
     if (rank == 0) {
         if (o.csv && (csv = fopen(o.csv, "w")))
             fprintf(csv, "protocol,phase,distribution,ranks,batch,ops,ops_per_s,p50_us,p99_us,"
-                         "mean_us,misses,checksum_mismatches,corrupt_reads\n");
+                         "mean_us,misses,checksum_mismatches,lock_retries\n");
         if (o.json && (json = fopen(o.json, "w")))
             fprintf(json, "[");
         printf("%-9s %-8s %-8s %5s %5s %10s %12s %9s %9s %9s %8s %9s %8s\n", "protocol",
                "phase", "dist", "ranks", "batch", "ops", "ops/s", "p50_us", "p99_us", "mean_us",
-               "misses", "cs_retry", "corrupt");
+               "misses", "cs_retry", "lock_rt");
     }
 
     static const mpidht_protocol_t protocols[] = {
@@ -549,6 +562,7 @@ int main(int argc, char **argv)
         params.memory_per_process = o.memory;
         params.protocol = protocols[p];
         params.window = o.window;
+        params.eviction = o.eviction;
         mpidht_t *t = NULL;
         mpidht_status_t st = mpidht_create(MPI_COMM_WORLD, &params, &t);
         if (st != MPIDHT_OK) {

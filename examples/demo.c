@@ -139,8 +139,8 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     double t2 = MPI_Wtime();
 
-    mpidht_stats_t total;
-    mpidht_info_t info;
+    mpidht_stats_t total = MPIDHT_STATS_INIT;
+    mpidht_info_t info = MPIDHT_INFO_INIT;
     unsigned long all_wrong = 0;
     MPI_Reduce(&wrong, &all_wrong, 1, MPI_UNSIGNED_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if ((st = mpidht_stats_global(table, &total)) != MPIDHT_OK)

@@ -23,19 +23,29 @@
  *     be made concurrently by any subset of processes.
  *   - A table handle must not be used by two threads at the same time.
  *
- * Bucket layout (bytes; K = key_size, V = value_size). Every bucket is
- * padded to a multiple of 8 bytes so that 8-byte lock words stay aligned
- * and a bucket never straddles a cache line more than it must:
+ *   - Structs the library fills (mpidht_stats_t, mpidht_info_t,
+ *     mpidht_restore_report_t) and mpidht_params_t begin with struct_size,
+ *     which the caller sets (MPIDHT_STATS_INIT, ..., mpidht_params_init).
+ *     The library reads and writes only the first struct_size bytes, so a
+ *     caller compiled against an older header keeps working when fields
+ *     are appended.
  *
- *   coarse     | meta 1 | key K | value V | pad |            1 + K + V
- *   fine       | lock 8 | meta 1 | key K | value V | pad |   9 + K + V
- *   lock-free  | csum 4 | meta 1 | key K | value V | pad |   5 + K + V
+ * Bucket layout (bytes; K = key_size, V = value_size), padded to a multiple
+ * of 8 so that the 8-byte words stay aligned:
  *
- * meta: bit 0 = occupied, bit 1 = invalid (lock-free: a reader saw the
- * checksum fail twice). csum is XXH32 over key and value. The lock word is
- * 0 when free, counts readers in its low bits, and is at least
- * MPIDHT_FINE_EXCLUSIVE while a writer owns the bucket. A write never
- * touches the lock word: data puts start at the meta byte.
+ *   coarse     | recency 8 | meta 1 | key K | value V |            9 + K + V
+ *   fine       | lock 8 | recency 8 | meta 1 | key K | value V |  17 + K + V
+ *   lock-free  | lock 8 | recency 8 | sum 8 | meta 1 | key K | value V | 25 + K + V
+ *
+ * meta: bit 0 = occupied. sum: XXH3-64 of meta, key and value. recency: the
+ * time (ms since mpidht_create) the entry was last written or, now and
+ * then, read; only ever changed by MPI_Accumulate with MPI_MAX and read by
+ * MPI_Fetch_and_op with MPI_NO_OP. lock: readers in its low bits (fine
+ * protocol only), MPIDHT_FINE_EXCLUSIVE added while a writer holds or
+ * waits for the bucket; only ever changed by MPI_Fetch_and_op with
+ * MPI_SUM and read with MPI_NO_OP, a family of atomics MPI's default
+ * accumulate_ops (same_op_no_op) promises to be atomic. A write never
+ * puts into the lock or recency word.
  */
 #ifndef MPIDHT_H
 #define MPIDHT_H
@@ -49,74 +59,83 @@ extern "C" {
 #endif
 
 #define MPIDHT_VERSION_MAJOR 0
-#define MPIDHT_VERSION_MINOR 1
+#define MPIDHT_VERSION_MINOR 2
 #define MPIDHT_VERSION_PATCH 0
 
 /* ------------------------------------------------------------------ */
 /* Status codes                                                        */
 /* ------------------------------------------------------------------ */
 
-/* One list yields the enum and the messages (src/status.c). */
+/* One list yields the enum and the messages (src/status.c). The numbers are
+ * fixed: a status keeps its number in every later version, and new statuses
+ * are appended. */
 #define MPIDHT_STATUS_LIST(X)                                                  \
-    X(MPIDHT_OK, "success")                                                    \
-    X(MPIDHT_NOT_FOUND, "key not found")                                       \
-    X(MPIDHT_ERR_NULL_ARGUMENT, "a required pointer argument is NULL")         \
-    X(MPIDHT_ERR_INVALID_HANDLE,                                               \
-      "the table handle is NULL or the table has been freed")                  \
-    X(MPIDHT_ERR_MPI_NOT_INITIALIZED,                                          \
-      "MPI is not initialized, or already finalized")                          \
-    X(MPIDHT_ERR_INVALID_COMM, "the communicator is MPI_COMM_NULL or an "      \
-                               "intercommunicator")                            \
-    X(MPIDHT_ERR_PARAMS_VERSION,                                               \
-      "the parameter struct was not set up with mpidht_params_init()")         \
-    X(MPIDHT_ERR_KEY_SIZE, "key_size must be between 1 and MPIDHT_MAX_KEY_SIZE") \
-    X(MPIDHT_ERR_VALUE_SIZE,                                                   \
-      "value_size must be between 1 and MPIDHT_MAX_VALUE_SIZE")                \
-    X(MPIDHT_ERR_UNKNOWN_PROTOCOL, "unknown consistency protocol")             \
-    X(MPIDHT_ERR_UNKNOWN_WINDOW, "unknown window kind")                        \
-    X(MPIDHT_ERR_CANDIDATES,                                                   \
-      "candidates must be between 1 and MPIDHT_MAX_CANDIDATES (0 = default)")  \
-    X(MPIDHT_ERR_BUDGET_TOO_SMALL,                                             \
-      "the memory budget is non-zero but smaller than one bucket")             \
-    X(MPIDHT_ERR_BUDGET_TOO_LARGE,                                             \
-      "the memory budget exceeds 2^32 buckets per process or the physical "    \
-      "memory of the node")                                                    \
-    X(MPIDHT_ERR_NO_STORAGE,                                                   \
-      "no process of the communicator contributes memory to the table")        \
-    X(MPIDHT_ERR_MISMATCHED_PARAMS,                                            \
-      "key size, value size, protocol, window kind, candidates or hash "       \
-      "function differ between processes")                                     \
-    X(MPIDHT_ERR_WINDOW_UNSUPPORTED,                                           \
-      "the requested window kind cannot be used here (a shared window needs "  \
-      "all processes on one node; the MPI library may have no component for "  \
-      "MPI_Win_create)")                                                       \
-    X(MPIDHT_ERR_NO_MEMORY,                                                    \
-      "out of memory, or the MPI library could not allocate the window")       \
-    X(MPIDHT_ERR_MPI, "an MPI call failed")                                    \
-    X(MPIDHT_ERR_PEER, "the call failed on another process of the "            \
-                       "communicator")                                         \
-    X(MPIDHT_ERR_BATCH_SIZE,                                                   \
-      "the batch is too large: its count times the key or value size "        \
-      "overflows size_t")                                                      \
-    X(MPIDHT_ERR_ITERATION,                                                    \
-      "max_entries is 0, or the cursor lies beyond this process's buckets")    \
-    X(MPIDHT_ERR_PATH_MISMATCH, "the file path differs between processes")     \
-    X(MPIDHT_ERR_FILE_IO,                                                      \
-      "the file could not be opened, read, written, synced or renamed")        \
-    X(MPIDHT_ERR_FILE_FORMAT, "the file is not an mpidht dump, or its format " \
-                              "version is one this library cannot read")       \
-    X(MPIDHT_ERR_FILE_MISMATCH,                                                \
-      "the dump's key size or value size differs from the table's")           \
-    X(MPIDHT_ERR_FILE_CORRUPT,                                                 \
-      "the dump is truncated, has extra bytes or fails a checksum")           \
-    X(MPIDHT_ERR_CONCURRENT_USE,                                               \
-      "the table changed during a collective call: another thread used it")
+    X(MPIDHT_OK, 0, "success")                                                 \
+    X(MPIDHT_NOT_FOUND, 1, "key not found")                                    \
+    X(MPIDHT_ERR_NULL_ARGUMENT, 2, "a required pointer argument is NULL")      \
+    X(MPIDHT_ERR_INVALID_HANDLE, 3, "the table handle is NULL or the "         \
+      "table has been freed")                                                  \
+    X(MPIDHT_ERR_MPI_NOT_INITIALIZED, 4, "MPI is not initialized, or "         \
+      "already finalized")                                                     \
+    X(MPIDHT_ERR_INVALID_COMM, 5, "the communicator is MPI_COMM_NULL or "      \
+      "an intercommunicator")                                                  \
+    X(MPIDHT_ERR_PARAMS_VERSION, 6, "the parameter struct was not set up "     \
+      "with mpidht_params_init()")                                             \
+    X(MPIDHT_ERR_KEY_SIZE, 7, "key_size must be between 1 and 65536 "          \
+      "(MPIDHT_MAX_KEY_SIZE)")                                                 \
+    X(MPIDHT_ERR_VALUE_SIZE, 8, "value_size must be between 1 and "            \
+      "16777216 (MPIDHT_MAX_VALUE_SIZE)")                                      \
+    X(MPIDHT_ERR_UNKNOWN_PROTOCOL, 9, "unknown consistency protocol")          \
+    X(MPIDHT_ERR_UNKNOWN_WINDOW, 10, "unknown window kind")                    \
+    X(MPIDHT_ERR_CANDIDATES, 11, "candidates must be between 1 and 16 "        \
+      "(MPIDHT_MAX_CANDIDATES), or 0 for the default")                         \
+    X(MPIDHT_ERR_BUDGET_TOO_SMALL, 12, "the memory budget is non-zero but "    \
+      "smaller than one bucket")                                               \
+    X(MPIDHT_ERR_BUDGET_TOO_LARGE, 13, "the memory budget exceeds 2^32 "       \
+      "buckets per process or the physical memory of the node")                \
+    X(MPIDHT_ERR_NO_STORAGE, 14, "no process of the communicator "             \
+      "contributes memory to the table")                                       \
+    X(MPIDHT_ERR_MISMATCHED_PARAMS, 15, "a parameter that must be equal "      \
+      "on every process differs between processes")                            \
+    X(MPIDHT_ERR_WINDOW_UNSUPPORTED, 16, "the requested window kind "          \
+      "cannot be used here (a shared window needs all processes on one "       \
+      "node; the MPI library may have no component for MPI_Win_create)")       \
+    X(MPIDHT_ERR_NO_MEMORY, 17, "out of memory, or the MPI library could "     \
+      "not allocate the window")                                               \
+    X(MPIDHT_ERR_MPI, 18, "an MPI call failed")                                \
+    X(MPIDHT_ERR_PEER, 19, "the call failed on another process of the "        \
+      "communicator")                                                          \
+    X(MPIDHT_ERR_BATCH_SIZE, 20, "the batch is too large: its count times "    \
+      "the key or value size overflows size_t")                                \
+    X(MPIDHT_ERR_ITERATION, 21, "max_entries is 0, or the cursor lies "        \
+      "beyond this process's buckets")                                         \
+    X(MPIDHT_ERR_PATH_MISMATCH, 22, "the file path differs between "           \
+      "processes")                                                             \
+    X(MPIDHT_ERR_FILE_IO, 23, "the file could not be opened, read, "           \
+      "written, synced or renamed")                                            \
+    X(MPIDHT_ERR_FILE_FORMAT, 24, "the file is not an mpidht dump, or its "    \
+      "format version is one this library cannot read")                        \
+    X(MPIDHT_ERR_FILE_MISMATCH, 25, "the dump's key size or value size "       \
+      "differs from the table's")                                              \
+    X(MPIDHT_ERR_FILE_CORRUPT, 26, "the dump is truncated, has extra "         \
+      "bytes or fails a checksum")                                             \
+    X(MPIDHT_ERR_CONCURRENT_USE, 27, "the table changed during a "             \
+      "collective call: another thread used it")                               \
+    X(MPIDHT_ERR_TIMEOUT, 28, "a lock, or a write of the same key by "         \
+      "another process, was not released within the table's timeout")          \
+    X(MPIDHT_ERR_STRUCT_SIZE, 29, "struct_size is smaller than any layout "    \
+      "of the struct this library knows: set it with the struct's "            \
+      "MPIDHT_..._INIT")                                                       \
+    X(MPIDHT_ERR_UNKNOWN_EVICTION, 30, "unknown eviction policy")              \
+    X(MPIDHT_ERR_TIMEOUT_SETTING, 31, "timeout must be a number of "           \
+      "seconds, 0 or more (0 = wait forever)")                                 \
+    X(MPIDHT_ERR_UPDATE_ACTION, 32, "the update function returned neither "    \
+      "MPIDHT_KEEP, MPIDHT_STORE nor MPIDHT_DELETE")
 
 typedef enum mpidht_status {
-#define MPIDHT_STATUS_ENUM_(name, message) name,
+#define MPIDHT_STATUS_ENUM_(name, number, message) name = number,
     MPIDHT_STATUS_LIST(MPIDHT_STATUS_ENUM_)
 #undef MPIDHT_STATUS_ENUM_
-    MPIDHT_STATUS_COUNT_
 } mpidht_status_t;
 
 /* Returns a static, human-readable message for any status value; never
@@ -135,29 +154,43 @@ const char *mpidht_strerror(mpidht_status_t status);
 #define MPIDHT_DEFAULT_CANDIDATES 6 /* POET's index count for 3-byte indices */
 #define MPIDHT_MAX_BUCKETS_PER_PROCESS ((uint64_t)1 << 32)
 #define MPIDHT_FINE_EXCLUSIVE ((int64_t)0x10000000)
+#define MPIDHT_DEFAULT_TIMEOUT 60.0 /* seconds */
 
 typedef enum mpidht_protocol {
     /* MPI_Win_lock on the target's whole window per operation: shared for
-     * reads, exclusive for writes and removes. Simple, serialises writers. */
+     * reads, exclusive for writes, updates and removes. Simple; serialises
+     * writers per process; waits inside MPI_Win_lock, which no timeout
+     * bounds. */
     MPIDHT_PROTOCOL_COARSE = 1,
-    /* An 8-byte lock word per bucket inside one MPI_Win_lock_all epoch;
-     * writers take it with MPI_Compare_and_swap, readers register with
-     * MPI_Fetch_and_op. */
+    /* A lock word per bucket inside one MPI_Win_lock_all epoch. Readers
+     * register on the buckets they read; writers lock the key's first
+     * candidate (its key lock) and the bucket they store into, and wait for
+     * registered readers to leave; new readers wait while a writer waits. */
     MPIDHT_PROTOCOL_FINE = 2,
-    /* No locks; a 32-bit checksum per bucket. A reader that sees a mismatch
-     * re-reads once, then marks that bucket invalid and reports a miss. */
+    /* Writers as under the fine protocol; readers take no lock and never
+     * write (but for the eviction hint): a 64-bit checksum per bucket
+     * tells them a bucket a writer is rewriting, which they read again. */
     MPIDHT_PROTOCOL_LOCKFREE = 3
 } mpidht_protocol_t;
 
 typedef enum mpidht_window_kind {
     /* MPI_Win_allocate_shared when all processes share one node (fastest:
      * Open MPI uses osc sm), otherwise MPI_Win_allocate. See README,
-     * "Windows", for why, and for Open MPI 4.x's CAS crash. */
+     * "Windows", for why. */
     MPIDHT_WINDOW_AUTO = 0,
     MPIDHT_WINDOW_SHARED = 1,   /* MPI_Win_allocate_shared; one node only */
     MPIDHT_WINDOW_ALLOCATE = 2, /* MPI_Win_allocate */
     MPIDHT_WINDOW_CREATE = 3    /* MPI_Alloc_mem + MPI_Win_create */
 } mpidht_window_kind_t;
+
+typedef enum mpidht_eviction {
+    /* When every candidate of a key holds another key, overwrite the one
+     * whose entry was written or read longest ago (reads refresh an
+     * entry's time now and then, about one read in eight). */
+    MPIDHT_EVICT_RECENCY = 0,
+    /* Always overwrite the last candidate, as the paper's table did. */
+    MPIDHT_EVICT_LAST = 1
+} mpidht_eviction_t;
 
 /* A hash function maps key_size bytes at key to 64 bits. It must give the
  * same result for the same bytes on every process. Any function is
@@ -176,9 +209,15 @@ typedef struct mpidht_params {
     unsigned candidates;         /* buckets probed per key; 0 = default */
     mpidht_hash_fn hash;         /* NULL = XXH3-64 from libxxhash */
     void *hash_user_data;        /* passed to hash unchanged */
-    /* New fields are appended here. struct_size records the layout the
-     * caller was compiled with, so that a later library can tell an older
-     * caller's shorter struct apart; this version accepts its own only. */
+    /* Appended in 0.2; a caller compiled against 0.1 (whose struct ends
+     * above) gets the defaults. */
+    mpidht_eviction_t eviction;  /* default MPIDHT_EVICT_RECENCY */
+    /* Seconds a call waits for a lock, or for another process's write of
+     * the same key, before it gives up with MPIDHT_ERR_TIMEOUT (fine and
+     * lock-free protocols); may differ between processes. Default
+     * MPIDHT_DEFAULT_TIMEOUT; 0 waits for ever. */
+    double timeout;
+    /* New fields are appended here. */
 } mpidht_params_t;
 
 /* Fills *params with the defaults above and zero sizes. Returns
@@ -188,7 +227,8 @@ mpidht_status_t mpidht_params_init(mpidht_params_t *params);
 /* The bytes one bucket takes for these parameters, padding included, so
  * that a caller can size memory_per_process as a bucket count. Returns
  * MPIDHT_ERR_NULL_ARGUMENT, or the error mpidht_create would report for
- * the struct's version, sizes, protocol, window or candidates. */
+ * the struct's version, sizes, protocol, window, candidates, eviction or
+ * timeout. */
 mpidht_status_t mpidht_bucket_size(const mpidht_params_t *params,
                                    size_t *bucket_size);
 
@@ -202,10 +242,15 @@ typedef struct mpidht mpidht_t;
  * success and NULL on failure.
  * Requires: MPI initialised; comm an intracommunicator; params from
  *   mpidht_params_init with key_size, value_size, protocol, window,
- *   candidates and hash equal on every process. memory_per_process may
- *   differ between processes and may be 0 on some of them (those processes
- *   use the table without hosting any of it), but not on all.
- * Guarantees: every hosted bucket is empty; the communicator is duplicated,
+ *   candidates, hash and eviction equal on every process.
+ *   memory_per_process may differ between processes and may be 0 on some
+ *   of them (those processes use the table without hosting any of it), but
+ *   not on all.
+ * Guarantees: every hosted bucket is empty. A key's home process is chosen
+ *   with probability proportional to the buckets each process hosts, so
+ *   every process fills at the same rate whatever the budgets; its
+ *   candidates are distinct buckets of that process (all of them where it
+ *   hosts fewer than `candidates`). The communicator is duplicated,
  *   so the caller may free comm afterwards; if any process fails, every
  *   process returns an error (MPIDHT_ERR_PEER where the fault was
  *   elsewhere) and nothing is left allocated. */
@@ -220,85 +265,137 @@ mpidht_status_t mpidht_free(mpidht_t **table);
 /* Operations (one-sided, local to the caller)                        */
 /* ------------------------------------------------------------------ */
 
+/*
+ * What every protocol guarantees, for reads, writes, updates and removes,
+ * single or batched (each row of a batch is one operation):
+ *   - Linearizable per key, and therefore as a whole: each operation takes
+ *     effect at one instant between its call and its return. A read
+ *     returns the value of the last write or update of its key that took
+ *     effect before it, or MPIDHT_NOT_FOUND if there is none, or if the key
+ *     was removed or evicted since. In particular reads never go back in
+ *     time: once a read has returned a value, a read that starts later
+ *     (on any process) returns that value or a newer one, or a miss.
+ *   - Never a torn value or the value of another key. Under the lock-free
+ *     protocol this rests on a 64-bit checksum (XXH3) that a bucket read
+ *     while being rewritten passes with probability 2^-64.
+ *   - A key is stored in at most one bucket; write, update and remove
+ *     outcomes are exact (tests/c/test_entry_count.c counts them).
+ *   - A completed write stays until the key is written, updated, removed
+ *     or evicted by another operation: no read ever invalidates it.
+ *   - Any key may be evicted by the write of another key whose candidates
+ *     are all taken (mpidht_eviction_t says which entry goes).
+ * How long a call may wait: coarse calls wait inside MPI_Win_lock for as
+ * long as another process holds the target's window (no timeout). Under
+ * the fine and lock-free protocols a call that meets a lock, or another
+ * process's write of the same key, backs off and tries again (yielding,
+ * then sleeping with jitter) for at most the table's timeout, and then
+ * returns MPIDHT_ERR_TIMEOUT, holding nothing; lock-free reads wait only
+ * while a writer is rewriting the bucket they read.
+ */
+
 /* Copies the value stored for key (key_size bytes) into value (value_size
  * bytes). Returns MPIDHT_OK on a hit, MPIDHT_NOT_FOUND on a miss (value is
- * then left untouched). A hit never returns a torn value or the value of
- * another key, under every protocol; under the lock-free protocol this
- * rests on the 32-bit checksum, which a torn bucket passes with
- * probability 2^-32. */
+ * then left untouched), MPIDHT_ERR_TIMEOUT, or another error. */
 mpidht_status_t mpidht_read(mpidht_t *table, const void *key, void *value);
 
 typedef enum mpidht_write_outcome {
-    MPIDHT_WRITE_INSERTED = 0, /* stored in an empty or invalid bucket */
+    MPIDHT_WRITE_INSERTED = 0, /* stored in an empty bucket */
     MPIDHT_WRITE_UPDATED = 1,  /* the key was present; value replaced */
-    MPIDHT_WRITE_EVICTED = 2   /* all candidates held other keys; the last
-                                  one was overwritten */
+    MPIDHT_WRITE_EVICTED = 2   /* all candidates held other keys; one of
+                                  them was overwritten (mpidht_eviction_t) */
 } mpidht_write_outcome_t;
 
-/* Stores value for key. Probes the key's candidate buckets; a bucket that
- * already holds key is updated in place, otherwise the first empty or
- * invalid candidate is taken, otherwise the last candidate is evicted.
- * outcome may be NULL.
- * Concurrency: under the coarse protocol writes are serialised per window,
- * under the fine protocol per key (by the lock of its first candidate) and
- * per bucket; the outcome is exact and a key is never stored twice. The
- * lock-free protocol is last-writer-wins: two writes of different keys
- * that race for the same bucket may both report MPIDHT_WRITE_INSERTED
- * while only the later one stays; two racing writes of the same key may
- * store it in two buckets (reads return the first; remove clears both); a
- * reader that invalidates a torn bucket may discard a write that completed
- * just after its second read. Readers never see a mixed value. */
+/* Stores value for key: in place if the key is present, otherwise in its
+ * first empty candidate, otherwise over the entry the eviction policy
+ * picks. outcome may be NULL. Returns MPIDHT_OK, MPIDHT_ERR_TIMEOUT (the
+ * key unchanged), or another error. */
 mpidht_status_t mpidht_write(mpidht_t *table, const void *key,
                              const void *value,
                              mpidht_write_outcome_t *outcome);
 
-/* Removes key from every candidate bucket that holds it. Returns MPIDHT_OK
- * if at least one bucket held it, MPIDHT_NOT_FOUND otherwise. */
+/* Removes key. Returns MPIDHT_OK if it was present, MPIDHT_NOT_FOUND if
+ * not, MPIDHT_ERR_TIMEOUT (the key unchanged), or another error. */
 mpidht_status_t mpidht_remove(mpidht_t *table, const void *key);
+
+/* What an update function asks for. */
+typedef enum mpidht_update_action {
+    MPIDHT_KEEP = 0,  /* leave the key as it was (present or absent) */
+    MPIDHT_STORE = 1, /* store the value the function left in *value */
+    MPIDHT_DELETE = 2 /* remove the key (nothing happens if absent) */
+} mpidht_update_action_t;
+
+/* Called by mpidht_update with the key's current value: value points at
+ * value_size bytes, aligned as malloc aligns, holding it if present is
+ * non-zero, and zeroes if not; the function may change them and returns
+ * what to do. index is the row of the key in a batch (0 for
+ * mpidht_update). It runs while the key is locked against every other
+ * write, update and remove of it, so it must be quick and must not call
+ * the library. */
+typedef mpidht_update_action_t (*mpidht_update_fn)(size_t index, const void *key,
+                                                   void *value, int present,
+                                                   void *user_data);
+
+typedef enum mpidht_update_outcome {
+    MPIDHT_UPDATE_KEPT = 0,     /* MPIDHT_KEEP, or MPIDHT_DELETE of an absent key */
+    MPIDHT_UPDATE_INSERTED = 1, /* stored; the key was absent */
+    MPIDHT_UPDATE_UPDATED = 2,  /* stored; the key was present */
+    MPIDHT_UPDATE_EVICTED = 3,  /* stored over another key's entry */
+    MPIDHT_UPDATE_REMOVED = 4   /* MPIDHT_DELETE of a present key */
+} mpidht_update_outcome_t;
+
+/* Atomic read-modify-write of key (PDHT's update, POET's accumulate):
+ * calls fn once with the key's current value, or with "absent", and
+ * applies its action, atomically with respect to every other write,
+ * update and remove of the key under every protocol (a counter that every
+ * process increments ends exact). outcome may be NULL.
+ * Returns: MPIDHT_OK; MPIDHT_ERR_NULL_ARGUMENT (key or fn NULL);
+ *   MPIDHT_ERR_UPDATE_ACTION if fn returned another value (the key is left
+ *   as it was); MPIDHT_ERR_TIMEOUT (fn was not called); or another error.
+ * Statistics: an update counts in atomic_updates, and as the write or
+ * remove it performed. */
+mpidht_status_t mpidht_update(mpidht_t *table, const void *key, mpidht_update_fn fn,
+                              void *user_data, mpidht_update_outcome_t *outcome);
 
 /* ------------------------------------------------------------------ */
 /* Batched operations (one-sided, local to the caller)                */
 /* ------------------------------------------------------------------ */
 
-/* Reads n keys at once. keys holds n keys of key_size bytes back to back,
- * values room for n values of value_size bytes, found room for n flags.
- * For every i, found[i] is set to 1 and value row i filled on a hit, and
- * found[i] to 0 with value row i untouched on a miss.
- * Requires: keys, values and found non-NULL unless n is 0; the three
- *   buffers do not overlap.
- * Guarantees: each key's result is the one mpidht_read would give at some
- *   moment during the call (keys may repeat); the statistics count n
- *   reads. The one-sided operations for all keys are issued before any is
- *   waited for: one round trip per target for the first candidates, one
- *   for the remaining candidates of the keys still missing (under the fine
- *   protocol, one more for the read registrations; under the coarse
- *   protocol, targets are locked one after another). Keys that meet a
- *   writer's lock or a checksum mismatch finish with the single-key path.
- *   Working memory is bounded: a large batch goes in chunks of at most
- *   1024 keys and about 4 MiB of buckets.
- * Returns: MPIDHT_OK whether keys hit or missed; MPIDHT_ERR_BATCH_SIZE if
- *   n * key_size or n * value_size overflows; otherwise an error, after
- *   which found and values are unspecified. n = 0 returns MPIDHT_OK. */
+/*
+ * A batched call runs its rows through the same engine as single calls
+ * (a single call is a batch of one): every step issues the one-sided
+ * operations of all its rows, completes them with one MPI_Win_flush per
+ * target process, then moves each row on. Rows of a write, update or
+ * remove batch whose candidate buckets overlap run one after the other,
+ * in the order given, so the table ends as if the rows had been called
+ * one at a time in that order (repeated keys included: the last write
+ * wins; an update sees the rows before it). Working memory is bounded:
+ * batches go in chunks of at most 1024 rows and about 4 MiB of buckets.
+ * Returns, for all of them: MPIDHT_OK (whatever each row found);
+ * MPIDHT_ERR_BATCH_SIZE if n times the key or value size overflows;
+ * otherwise an error (MPIDHT_ERR_TIMEOUT if any row timed out), after
+ * which the results are unspecified and any subset of the rows may have
+ * taken effect. n = 0 returns MPIDHT_OK, and then the buffers may be NULL.
+ */
+
+/* Reads n keys (key_size bytes each, back to back). found[i] is set to 1
+ * and value row i filled on a hit; found[i] to 0, value row i untouched,
+ * on a miss. The buffers must not overlap. */
 mpidht_status_t mpidht_read_batch(mpidht_t *table, size_t n, const void *keys,
                                   void *values, unsigned char *found);
 
-/* Writes n keys at once: key row i gets value row i, in the order given.
- * outcomes, if not NULL, receives n outcomes as mpidht_write would report
- * them.
- * Guarantees: the table ends as if mpidht_write had been called for each
- *   i in turn, repeated keys and keys sharing buckets included (the last
- *   write of a repeated key wins). The batch is cut into rounds of keys
- *   whose candidate buckets are pairwise disjoint; each round issues its
- *   probes, and then its puts, for all its keys before waiting. Under
- *   the fine protocol a key whose lock is busy is finished with the
- *   single-key path at the end of its round. Concurrency with other
- *   processes is that of mpidht_write.
- * Returns: MPIDHT_OK; MPIDHT_ERR_BATCH_SIZE as for mpidht_read_batch;
- *   otherwise an error, after which any subset of the keys may have been
- *   written. n = 0 returns MPIDHT_OK. */
+/* Writes n keys: key row i gets value row i. outcomes, if not NULL,
+ * receives n outcomes as mpidht_write reports them. */
 mpidht_status_t mpidht_write_batch(mpidht_t *table, size_t n, const void *keys,
                                    const void *values,
                                    mpidht_write_outcome_t *outcomes);
+
+/* Updates n keys with fn (called with index i for row i). outcomes, if not
+ * NULL, receives n outcomes. If fn returns an invalid action for a row,
+ * that row is left as it was and the call returns MPIDHT_ERR_UPDATE_ACTION
+ * after finishing the others. */
+mpidht_status_t mpidht_update_batch(mpidht_t *table, size_t n, const void *keys,
+                                    mpidht_update_fn fn, void *user_data,
+                                    mpidht_update_outcome_t *outcomes);
 
 /* ------------------------------------------------------------------ */
 /* Local iteration (local to the caller)                               */
@@ -322,12 +419,11 @@ mpidht_status_t mpidht_write_batch(mpidht_t *table, size_t n, const void *keys,
  *   complete. Every entry returned is whole: read under the protocol's
  *   rule (coarse: a shared lock on the caller's window; fine: a read
  *   registration per bucket; lock-free: its checksum, with one re-read;
- *   a bucket still failing is skipped, not invalidated). No communication
- *   with other processes. An entry that stays in its bucket for the whole
- *   iteration is returned exactly once; entries that other processes
- *   write, evict or remove meanwhile may or may not appear (PDHT's local
- *   iteration has the same contract). The lock-free protocol can hold a
- *   key twice after racing writes (see mpidht_write); both are returned.
+ *   a bucket a writer is still rewriting then is skipped). No
+ *   communication with other processes. An entry that stays in its bucket
+ *   for the whole iteration is returned exactly once; entries that other
+ *   processes write, evict or remove meanwhile may or may not appear
+ *   (PDHT's local iteration has the same contract).
  * Returns: MPIDHT_OK; MPIDHT_ERR_ITERATION if max_entries is 0 or *cursor
  *   lies beyond this process's buckets; otherwise an error. The
  *   statistics are not changed. */
@@ -375,11 +471,14 @@ mpidht_status_t mpidht_local_next(mpidht_t *table, uint64_t *cursor,
 mpidht_status_t mpidht_dump(mpidht_t *table, const char *path);
 
 typedef struct mpidht_restore_report {
-    uint64_t entries;  /* records in the file */
-    uint64_t inserted; /* written into empty or invalid buckets */
-    uint64_t updated;  /* replaced the value of a key already present */
-    uint64_t evicted;  /* overwrote another key: the table was too small */
+    size_t struct_size; /* set with MPIDHT_RESTORE_REPORT_INIT */
+    uint64_t entries;   /* records in the file */
+    uint64_t inserted;  /* written into empty buckets */
+    uint64_t updated;   /* replaced the value of a key already present */
+    uint64_t evicted;   /* overwrote another key: the table was too small */
 } mpidht_restore_report_t;
+
+#define MPIDHT_RESTORE_REPORT_INIT {.struct_size = sizeof(mpidht_restore_report_t)}
 
 /* COLLECTIVE. Loads a file written by mpidht_dump into the table. Every
  * record is placed through the normal addressing, so the file may come
@@ -397,7 +496,8 @@ typedef struct mpidht_restore_report {
  *   file changes between the two readings, or an MPI call fails midway,
  *   does the table keep part of the file (the call then returns
  *   MPIDHT_ERR_FILE_CORRUPT or MPIDHT_ERR_MPI). The statistics are not
- *   changed. *report, if not NULL, receives the totals over all processes.
+ *   changed. *report, if not NULL, receives the totals over all processes
+ *   (its struct_size is checked before anything else: MPIDHT_ERR_STRUCT_SIZE).
  *   A report with evicted > 0 means that the table was too small for the
  *   file and that many entries were overwritten.
  * Returns: the same status on every process: MPIDHT_OK;
@@ -406,6 +506,14 @@ typedef struct mpidht_restore_report {
  *   MPIDHT_ERR_FILE_CORRUPT; or another error as for mpidht_dump. */
 mpidht_status_t mpidht_restore(mpidht_t *table, const char *path,
                                mpidht_restore_report_t *report);
+
+/* COLLECTIVE. Empties the table: every process empties the buckets it
+ * hosts (POET clears its table when it is full). The statistics are kept.
+ * Requires: no operation on the table in flight anywhere, as for
+ *   mpidht_dump.
+ * Returns: the same status on every process: MPIDHT_OK, or an error (an
+ *   MPI failure leaves the table partly cleared). */
+mpidht_status_t mpidht_clear(mpidht_t *table);
 
 /* ------------------------------------------------------------------ */
 /* Statistics and introspection                                        */
@@ -421,14 +529,19 @@ mpidht_status_t mpidht_restore(mpidht_t *table, const char *path,
     X(evictions, "writes that overwrote another key")                          \
     X(removes, "remove calls that removed the key")                            \
     X(checksum_retries, "lock-free re-reads after a checksum mismatch")        \
-    X(corrupt_reads, "lock-free buckets marked invalid after two mismatches")  \
-    X(lock_retries, "failed lock attempts and restarted fine-grained writes")
+    X(lock_retries, "lock attempts that found the lock taken, and reads "     \
+                    "that met a bucket being rewritten")                       \
+    X(timeouts, "calls that gave up with MPIDHT_ERR_TIMEOUT")                  \
+    X(atomic_updates, "mpidht_update calls and update batch rows")
 
 typedef struct mpidht_stats {
+    size_t struct_size; /* set with MPIDHT_STATS_INIT */
 #define MPIDHT_STATS_FIELD_(name, description) uint64_t name;
     MPIDHT_STATS_LIST(MPIDHT_STATS_FIELD_)
 #undef MPIDHT_STATS_FIELD_
 } mpidht_stats_t;
+
+#define MPIDHT_STATS_INIT {.struct_size = sizeof(mpidht_stats_t)}
 
 #define MPIDHT_STATS_FIELD_COUNT_(name, description) +1
 enum { MPIDHT_STATS_COUNT = 0 MPIDHT_STATS_LIST(MPIDHT_STATS_FIELD_COUNT_) };
@@ -438,14 +551,21 @@ enum { MPIDHT_STATS_COUNT = 0 MPIDHT_STATS_LIST(MPIDHT_STATS_FIELD_COUNT_) };
  * declaration order; NULL for any other i. */
 const char *mpidht_stats_name(int i);
 const char *mpidht_stats_description(int i);
-/* Value of counter i of *stats; 0 if stats is NULL or i out of range. */
+/* Value of counter i of *stats; 0 if stats is NULL, i out of range, or
+ * counter i lies beyond stats->struct_size. */
 uint64_t mpidht_stats_value(const mpidht_stats_t *stats, int i);
+
+/* Every call below that fills a struct writes only its first struct_size
+ * bytes, and returns MPIDHT_ERR_STRUCT_SIZE (writing nothing) if
+ * struct_size does not reach past the struct_size field itself. */
 
 /* The calling process's counters, for the operations it issued. Local. */
 mpidht_status_t mpidht_stats_local(const mpidht_t *table,
                                    mpidht_stats_t *stats);
 
-/* COLLECTIVE. The counters summed over the communicator. */
+/* COLLECTIVE. The counters summed over the communicator. Every process
+ * gets the same status (a process whose own argument is bad reports it,
+ * the others MPIDHT_ERR_PEER). */
 mpidht_status_t mpidht_stats_global(const mpidht_t *table,
                                     mpidht_stats_t *stats);
 
@@ -453,6 +573,7 @@ mpidht_status_t mpidht_stats_global(const mpidht_t *table,
 mpidht_status_t mpidht_stats_reset(mpidht_t *table);
 
 typedef struct mpidht_info {
+    size_t struct_size;        /* set with MPIDHT_INFO_INIT */
     size_t key_size;
     size_t value_size;
     size_t bucket_size;        /* bytes per bucket, padding included */
@@ -463,15 +584,20 @@ typedef struct mpidht_info {
     unsigned candidates;
     mpidht_protocol_t protocol;
     mpidht_window_kind_t window; /* the kind actually used (never AUTO) */
+    mpidht_eviction_t eviction;
+    double timeout;              /* seconds; 0 = none */
 } mpidht_info_t;
+
+#define MPIDHT_INFO_INIT {.struct_size = sizeof(mpidht_info_t)}
 
 /* Describes the table. Local. */
 mpidht_status_t mpidht_get_info(const mpidht_t *table, mpidht_info_t *info);
 
 /* Static names ("coarse", "fine", "lockfree"; "shared", "allocate",
- * "create"); "unknown" for any other value. */
+ * "create"; "recency", "last"); "unknown" for any other value. */
 const char *mpidht_protocol_name(mpidht_protocol_t protocol);
 const char *mpidht_window_name(mpidht_window_kind_t window);
+const char *mpidht_eviction_name(mpidht_eviction_t eviction);
 
 #ifdef __cplusplus
 }

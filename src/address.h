@@ -1,14 +1,17 @@
 /*
- * Addressing: one 64-bit hash -> target process + candidate bucket indices.
+ * Addressing: one 64-bit hash -> hosting process + candidate buckets.
  *
  * The hash is first passed through a bijective 64-bit finaliser so that a
- * weak user hash (say, the key's first 8 bytes) still spreads over ranks
- * and buckets. The target comes from the high half of a 64x64-bit product
- * (h * hosts) >> 64, which is in [0, hosts) for every hosts >= 1 without a
- * modulo bias worth mentioning or any shift by the width of a type.
- * Candidate j is derived from a second, independent finalisation of
- * (h + (j + 1) * golden ratio) reduced the same way into [0, buckets), so
- * the first index is not correlated with the target. Only unsigned
+ * weak user hash (say, the key's first 8 bytes) still spreads over
+ * processes and buckets. The host is chosen in proportion to the buckets
+ * each process hosts: a point g = (h * total) >> 64 in [0, total) of the
+ * concatenated bucket ranges falls into exactly one process's range, so a
+ * process with ten times the buckets receives ten times the keys and every
+ * process fills at the same rate. The candidates are derived from a
+ * second, independent finalisation of (h + (j + 1) * golden ratio) reduced
+ * the same way into [0, buckets), and made distinct: a candidate equal to
+ * an earlier one moves to the next bucket (cyclically). A host with fewer
+ * buckets than candidates offers each of its buckets once. Only unsigned
  * arithmetic is used, so nothing can overflow in the C sense.
  *
  * Pure functions, no MPI: unit-tested directly (tests/c/test_address.c).
@@ -24,12 +27,14 @@ uint64_t mpidht_mulhi64(uint64_t a, uint64_t b);
 /* Bijective avalanche finaliser (MurmurHash3's fmix64 constants). */
 uint64_t mpidht_mix64(uint64_t x);
 
-/* Index of the target among `hosts` hosting processes; hosts >= 1. */
-uint32_t mpidht_address_target(uint64_t hash, uint32_t hosts);
+/* Index of the host of hash among `hosts` processes whose bucket ranges
+ * start at first[0] = 0 < first[1] < ... < first[hosts] (the total, at
+ * least 1; every host has at least one bucket). */
+uint32_t mpidht_address_host(uint64_t hash, const uint64_t *first, uint32_t hosts);
 
-/* Fills indices[0..count) with candidate buckets in [0, buckets) for hash;
- * buckets in [1, 2^32], count >= 0. */
-void mpidht_address_candidates(uint64_t hash, uint64_t buckets,
-                               unsigned count, uint32_t *indices);
+/* Fills indices[0..n) with distinct candidate buckets in [0, buckets) for
+ * hash and returns n = min(count, buckets); buckets in [1, 2^32]. */
+unsigned mpidht_address_candidates(uint64_t hash, uint64_t buckets, unsigned count,
+                                   uint32_t *indices);
 
 #endif /* MPIDHT_ADDRESS_H */

@@ -1,10 +1,17 @@
 /*
- * Bucket layout and the decisions every protocol makes the same way.
- * Internal. The layout is described in include/mpidht.h.
+ * Bucket layout and the decisions every protocol makes the same way: the
+ * one place that knows where each field of a bucket lies. Internal. The
+ * layout is described in include/mpidht.h:
+ *
+ *   coarse     | recency 8 | meta 1 | key | value |
+ *   fine       | lock 8 | recency 8 | meta 1 | key | value |
+ *   lock-free  | lock 8 | recency 8 | sum 8 | meta 1 | key | value |
+ *
+ * padded to a multiple of 8 bytes. "Data" is what a write puts: the sum
+ * (lock-free), the meta byte, the key and the value, contiguous.
  *
  * Buffers handled here are bucket-sized slots laid out exactly like a
- * bucket in the window, whether all of it or only its meta byte and key
- * were fetched.
+ * bucket in the window, whether all of it or only part was fetched.
  */
 #ifndef MPIDHT_BUCKET_H
 #define MPIDHT_BUCKET_H
@@ -14,60 +21,54 @@
 
 #include "table.h"
 
-enum {
-    MPIDHT_META_OCCUPIED = 0x01,
-    MPIDHT_META_INVALID = 0x02
-};
+enum { MPIDHT_META_OCCUPIED = 0x01 };
 
 static inline MPI_Aint mpidht_bucket_disp(const mpidht_t *t, uint32_t index)
 {
     /* index < 2^32 and bucket_size is bounded (params.c asserts that the
      * largest bucket times 2^32 fits MPI_Aint): no overflow. */
-    return (MPI_Aint)((uint64_t)index * t->bucket_size);
+    return (MPI_Aint)((uint64_t)index * t->layout.bucket_size);
 }
 
 static inline unsigned char *mpidht_slot(const mpidht_t *t, unsigned char *base,
                                          unsigned i)
 {
-    return base + (size_t)i * t->bucket_size;
+    return base + (size_t)i * t->layout.bucket_size;
 }
 
 static inline unsigned char mpidht_bucket_meta(const mpidht_t *t,
                                                const unsigned char *b)
 {
-    return b[t->meta_offset];
+    return b[t->layout.meta_offset];
 }
 
 static inline unsigned char *mpidht_bucket_key(const mpidht_t *t, unsigned char *b)
 {
-    return b + t->meta_offset + 1;
+    return b + t->layout.meta_offset + 1;
 }
 
 static inline unsigned char *mpidht_bucket_value(const mpidht_t *t,
                                                  unsigned char *b)
 {
-    return b + t->meta_offset + 1 + t->key_size;
+    return b + t->layout.meta_offset + 1 + t->key_size;
 }
 
-/* Occupied, not invalid, and holding exactly key. */
+/* Occupied and holding exactly key. */
 static inline bool mpidht_bucket_holds(const mpidht_t *t, unsigned char *b,
                                        const void *key)
 {
-    unsigned char meta = mpidht_bucket_meta(t, b);
-    return (meta & MPIDHT_META_OCCUPIED) && !(meta & MPIDHT_META_INVALID) &&
+    return (mpidht_bucket_meta(t, b) & MPIDHT_META_OCCUPIED) &&
            memcmp(mpidht_bucket_key(t, b), key, t->key_size) == 0;
 }
 
 /* Usable by a writer without evicting anything. */
-static inline bool mpidht_bucket_is_free(const mpidht_t *t,
-                                         const unsigned char *b)
+static inline bool mpidht_bucket_is_free(const mpidht_t *t, const unsigned char *b)
 {
-    unsigned char meta = mpidht_bucket_meta(t, b);
-    return !(meta & MPIDHT_META_OCCUPIED) || (meta & MPIDHT_META_INVALID);
+    return !(mpidht_bucket_meta(t, b) & MPIDHT_META_OCCUPIED);
 }
 
-/* First of slots [first, first + count) of probe that holds key, or -1. */
-int mpidht_find_key(const mpidht_t *t, unsigned char *probe, unsigned first,
+/* First of slots [first, first + count) of slots that holds key, or -1. */
+int mpidht_find_key(const mpidht_t *t, unsigned char *slots, unsigned first,
                     unsigned count, const void *key);
 
 typedef struct mpidht_write_choice {
@@ -76,18 +77,20 @@ typedef struct mpidht_write_choice {
 } mpidht_write_choice_t;
 
 /* Where a write of key goes, given the meta bytes and keys of all n
- * candidates in probe: the first candidate holding key, else the first
- * free one, else the last. */
-mpidht_write_choice_t mpidht_choose_slot(const mpidht_t *t,
-                                         unsigned char *probe, unsigned n,
-                                         const void *key);
+ * candidates in slots (and, for MPIDHT_EVICT_RECENCY, their recency
+ * words): the candidate holding key, else the first free one, else the
+ * one the eviction policy picks (the least recent; the last on a tie). */
+mpidht_write_choice_t mpidht_choose_slot(const mpidht_t *t, unsigned char *slots,
+                                         unsigned n, const void *key,
+                                         const uint64_t *recency);
 
-/* Fills the bucket-sized slot b with an occupied bucket holding key and
- * value (and, under the lock-free protocol, its checksum). */
+/* Fills the data of bucket-sized slot b: checksum (lock-free), the meta
+ * byte of an occupied bucket, key and value. */
 void mpidht_stage_bucket(const mpidht_t *t, unsigned char *b, const void *key,
                          const void *value);
 
-/* XXH32 over the key and value of bucket b. */
-uint32_t mpidht_bucket_checksum(const mpidht_t *t, unsigned char *b);
+/* Whether the lock-free checksum of slot b matches its meta, key and value
+ * (always true under the other protocols). */
+bool mpidht_bucket_intact(const mpidht_t *t, unsigned char *b);
 
 #endif /* MPIDHT_BUCKET_H */

@@ -1,61 +1,72 @@
 /*
- * The public one-sided operations: validate, locate the key, hand over to
- * the table's protocol, count the outcome.
+ * The public single-key operations: validate, then run the key through
+ * the engine as a batch of one, count the outcome.
  */
-#include "protocol.h"
+#include "engine.h"
 #include "stats.h"
 
 /* Operations after MPI_Finalize would be erroneous MPI calls. */
 static mpidht_status_t check_call(const mpidht_t *t, const void *a, const void *b)
 {
-    int finalized = 0;
-    if (!t)
-        return MPIDHT_ERR_INVALID_HANDLE;
-    if (!a || !b)
-        return MPIDHT_ERR_NULL_ARGUMENT;
-    MPI_Finalized(&finalized);
-    return finalized ? MPIDHT_ERR_MPI_NOT_INITIALIZED : MPIDHT_OK;
+    mpidht_status_t st = mpidht_check_table(t);
+    if (st == MPIDHT_OK && (!a || !b))
+        st = MPIDHT_ERR_NULL_ARGUMENT;
+    return st;
+}
+
+/* Runs one item; its status (or an MPI failure) is the call's. */
+static mpidht_status_t run_one(mpidht_t *t, mpidht_op_t op, const void *key,
+                               const void *value, void *out, int *outcome)
+{
+    mpidht_status_t st = mpidht_engine_reserve(t, 1);
+    if (st != MPIDHT_OK)
+        return st;
+    mpidht_item_t *it = mpidht_engine_item(t, 0, op, 0, key, value, out);
+    st = mpidht_engine_run(t, it, 1);
+    if (st != MPIDHT_OK)
+        return st;
+    mpidht_count_item(&t->stats, it);
+    if (outcome)
+        *outcome = it->outcome;
+    return it->status;
 }
 
 mpidht_status_t mpidht_read(mpidht_t *table, const void *key, void *value)
 {
     mpidht_status_t st = check_call(table, key, value);
-    if (st != MPIDHT_OK)
-        return st;
-    mpidht_address_t addr;
-    mpidht_locate(table, key, &addr);
-    st = table->ops->read(table, &addr, key, value);
-    if (st == MPIDHT_OK || st == MPIDHT_NOT_FOUND)
-        mpidht_count_read(&table->stats, st == MPIDHT_OK);
-    return st;
+    return st == MPIDHT_OK ? run_one(table, MPIDHT_OP_READ, key, NULL, value, NULL) : st;
 }
 
 mpidht_status_t mpidht_write(mpidht_t *table, const void *key,
                              const void *value, mpidht_write_outcome_t *outcome)
 {
     mpidht_status_t st = check_call(table, key, value);
-    if (st != MPIDHT_OK)
-        return st;
-    mpidht_address_t addr;
-    mpidht_locate(table, key, &addr);
-    mpidht_write_outcome_t done = MPIDHT_WRITE_INSERTED;
-    st = table->ops->write(table, &addr, key, value, &done);
-    if (st != MPIDHT_OK)
-        return st;
-    mpidht_count_write(&table->stats, done);
-    if (outcome)
-        *outcome = done;
-    return MPIDHT_OK;
+    int done = 0;
+    if (st == MPIDHT_OK)
+        st = run_one(table, MPIDHT_OP_WRITE, key, value, NULL, &done);
+    if (st == MPIDHT_OK && outcome)
+        *outcome = (mpidht_write_outcome_t)done;
+    return st;
 }
 
 mpidht_status_t mpidht_remove(mpidht_t *table, const void *key)
 {
     mpidht_status_t st = check_call(table, key, key);
-    if (st != MPIDHT_OK)
-        return st;
-    mpidht_address_t addr;
-    mpidht_locate(table, key, &addr);
-    st = table->ops->remove(table, &addr, key);
-    table->stats.removes += st == MPIDHT_OK;
+    return st == MPIDHT_OK ? run_one(table, MPIDHT_OP_REMOVE, key, NULL, NULL, NULL) : st;
+}
+
+mpidht_status_t mpidht_update(mpidht_t *table, const void *key, mpidht_update_fn fn,
+                              void *user_data, mpidht_update_outcome_t *outcome)
+{
+    mpidht_status_t st = check_call(table, key, key);
+    int done = 0;
+    if (st == MPIDHT_OK && !fn)
+        st = MPIDHT_ERR_NULL_ARGUMENT;
+    if (st == MPIDHT_OK)
+        st = mpidht_engine_set_update(table, 1, fn, user_data);
+    if (st == MPIDHT_OK)
+        st = run_one(table, MPIDHT_OP_UPDATE, key, NULL, NULL, &done);
+    if ((st == MPIDHT_OK || st == MPIDHT_ERR_UPDATE_ACTION) && outcome)
+        *outcome = (mpidht_update_outcome_t)done;
     return st;
 }

@@ -1,147 +1,115 @@
 /*
- * The public batched operations: validate, cut the batch into chunks (and
- * writes into rounds of keys with disjoint buckets), hand each over to the
- * protocol, finish the keys it deferred one at a time, count outcomes.
+ * The public batched operations: validate, cut the batch into chunks of
+ * the engine's work space, run reads all at once and writes, updates and
+ * removes in runs of rows whose candidate buckets are pairwise disjoint
+ * (so that the result is that of the rows one at a time, in order), count
+ * outcomes.
  */
 #include <string.h>
 
-#include "bucket.h"
-#include "protocol.h"
+#include "engine.h"
 #include "stats.h"
 
 static mpidht_status_t check_batch(const mpidht_t *t, size_t n, const void *keys,
-                                   const void *values, const void *third)
+                                   const void *second, const void *third)
 {
-    int finalized = 0;
-    if (!t)
-        return MPIDHT_ERR_INVALID_HANDLE;
-    if (n > 0 && (!keys || !values || !third))
+    mpidht_status_t st = mpidht_check_table(t);
+    if (st != MPIDHT_OK)
+        return st;
+    if (n > 0 && (!keys || !second || !third))
         return MPIDHT_ERR_NULL_ARGUMENT;
     if (n > SIZE_MAX / t->key_size || n > SIZE_MAX / t->value_size)
         return MPIDHT_ERR_BATCH_SIZE;
-    MPI_Finalized(&finalized);
-    return finalized ? MPIDHT_ERR_MPI_NOT_INITIALIZED : MPIDHT_OK;
+    return MPIDHT_OK;
 }
 
-/* Sets up items[0..n) for keys (and values) starting at row first. */
-static void locate_chunk(mpidht_t *t, size_t first, size_t n, const unsigned char *keys,
-                         const unsigned char *values)
-{
-    for (size_t i = 0; i < n; ++i) {
-        mpidht_batch_item_t *item = &t->batch->items[i];
-        item->key = keys + (first + i) * t->key_size;
-        item->value = values ? values + (first + i) * t->value_size : NULL;
-        mpidht_locate(t, item->key, &item->addr);
-        item->active = true;
-        item->fallback = false;
-        item->found = -1;
-    }
-}
-
-static mpidht_status_t read_chunk(mpidht_t *t, size_t first, size_t n,
-                                  const unsigned char *keys, unsigned char *values,
-                                  unsigned char *found)
-{
-    locate_chunk(t, first, n, keys, NULL);
-    mpidht_status_t st = t->ops->read_batch(t, t->batch->items, n);
-    for (size_t i = 0; st == MPIDHT_OK && i < n; ++i) {
-        mpidht_batch_item_t *item = &t->batch->items[i];
-        unsigned char *value = values + (first + i) * t->value_size;
-        if (item->fallback) {
-            st = t->ops->read(t, &item->addr, item->key, value);
-            found[first + i] = st == MPIDHT_OK;
-            st = st == MPIDHT_NOT_FOUND ? MPIDHT_OK : st;
-        } else {
-            found[first + i] = item->found >= 0;
-            if (item->found >= 0)
-                memcpy(value,
-                       mpidht_bucket_value(t, mpidht_slot(t, item->slots,
-                                                          (unsigned)item->found)),
-                       t->value_size);
-        }
-        mpidht_count_read(&t->stats, found[first + i]);
-    }
-    return st;
-}
-
-/* The buffers of one batched call, as the chunk functions see them. */
+/* The buffers of one batched call. */
 typedef struct {
+    mpidht_op_t op;
     const unsigned char *keys;
-    unsigned char *values_out;      /* read */
-    unsigned char *found;           /* read */
-    const unsigned char *values_in; /* write */
-    mpidht_write_outcome_t *outcomes; /* write, may be NULL */
+    const unsigned char *values_in;   /* write */
+    unsigned char *values_out;        /* read */
+    unsigned char *found;             /* read */
+    int *outcomes;                    /* write, update: outcome per row, or NULL */
+    size_t outcome_size;              /* bytes of one outcome */
 } batch_call_t;
 
-typedef mpidht_status_t (*chunk_fn)(mpidht_t *t, size_t first, size_t len,
-                                    const batch_call_t *call);
-
-/* Runs fn on consecutive chunks of rows [0, n), each at most one chunk of
- * the work space. */
-static mpidht_status_t by_chunks(mpidht_t *t, size_t n, chunk_fn fn,
-                                 const batch_call_t *call)
+/* What the items of a run say back to the caller; the first row error
+ * (a timeout, an invalid update action) stays in *row_error. */
+static void report(mpidht_t *t, const batch_call_t *call, const mpidht_item_t *items,
+                   size_t n, mpidht_status_t *row_error)
 {
-    mpidht_status_t st = n > 0 ? mpidht_batch_prepare(t) : MPIDHT_OK;
-    for (size_t first = 0; st == MPIDHT_OK && first < n;) {
-        size_t len = n - first < t->batch->capacity ? n - first : t->batch->capacity;
-        st = fn(t, first, len, call);
-        first += len;
+    for (size_t i = 0; i < n; ++i) {
+        const mpidht_item_t *it = &items[i];
+        mpidht_count_item(&t->stats, it);
+        if (call->op == MPIDHT_OP_READ)
+            call->found[it->row] = it->hit;
+        if (call->outcomes) {
+            /* mpidht_write_outcome_t and mpidht_update_outcome_t are enums
+             * of the same size (asserted below). */
+            memcpy((unsigned char *)call->outcomes + it->row * call->outcome_size,
+                   &it->outcome, call->outcome_size);
+        }
+        bool fine = it->status == MPIDHT_OK || it->status == MPIDHT_NOT_FOUND;
+        if (!fine && *row_error == MPIDHT_OK)
+            *row_error = it->status;
     }
-    return st;
 }
 
-static mpidht_status_t read_rows(mpidht_t *t, size_t first, size_t len,
-                                 const batch_call_t *call)
+_Static_assert(sizeof(mpidht_write_outcome_t) == sizeof(int) &&
+                   sizeof(mpidht_update_outcome_t) == sizeof(int),
+               "outcomes are reported as int");
+
+/* Rows [first, first + n) of the call: one chunk. */
+static mpidht_status_t run_chunk(mpidht_t *t, const batch_call_t *call, size_t first,
+                                 size_t n, mpidht_status_t *row_error)
 {
-    return read_chunk(t, first, len, call->keys, call->values_out, call->found);
+    for (size_t i = 0; i < n; ++i) {
+        size_t row = first + i;
+        mpidht_engine_item(
+            t, i, call->op, row, call->keys + row * t->key_size,
+            call->values_in ? call->values_in + row * t->value_size : NULL,
+            call->values_out ? call->values_out + row * t->value_size : NULL);
+    }
+    mpidht_item_t *items = t->engine->items;
+    if (call->op == MPIDHT_OP_READ) {
+        mpidht_status_t st = mpidht_engine_run(t, items, n);
+        if (st == MPIDHT_OK)
+            report(t, call, items, n, row_error);
+        return st;
+    }
+    for (size_t begin = 0; begin < n;) {
+        size_t end = begin;
+        mpidht_engine_new_run(t);
+        while (end < n && mpidht_engine_claim(t, &items[end]))
+            ++end;
+        mpidht_status_t st = mpidht_engine_run(t, items + begin, end - begin);
+        if (st != MPIDHT_OK)
+            return st;
+        report(t, call, items + begin, end - begin, row_error);
+        begin = end;
+    }
+    return MPIDHT_OK;
+}
+
+static mpidht_status_t run_batch(mpidht_t *t, size_t n, const batch_call_t *call)
+{
+    if (n == 0)
+        return MPIDHT_OK;
+    size_t chunk = mpidht_engine_chunk(t);
+    mpidht_status_t st = mpidht_engine_reserve(t, chunk), row_error = MPIDHT_OK;
+    for (size_t first = 0; st == MPIDHT_OK && first < n; first += chunk)
+        st = run_chunk(t, call, first, n - first < chunk ? n - first : chunk, &row_error);
+    return st != MPIDHT_OK ? st : row_error;
 }
 
 mpidht_status_t mpidht_read_batch(mpidht_t *table, size_t n, const void *keys,
                                   void *values, unsigned char *found)
 {
     mpidht_status_t st = check_batch(table, n, keys, values, found);
-    batch_call_t call = {.keys = keys, .values_out = values, .found = found};
-    return st == MPIDHT_OK ? by_chunks(table, n, read_rows, &call) : st;
-}
-
-/* Writes items[0..n) of the chunk, a round at a time. */
-static mpidht_status_t write_chunk(mpidht_t *t, size_t first, size_t n,
-                                   const unsigned char *keys,
-                                   const unsigned char *values,
-                                   mpidht_write_outcome_t *outcomes)
-{
-    mpidht_batch_t *b = t->batch;
-    locate_chunk(t, first, n, keys, values);
-    for (size_t begin = 0; begin < n;) {
-        size_t end = begin;
-        mpidht_batch_new_round(b);
-        while (end < n && mpidht_batch_claim(b, &b->items[end]))
-            ++end;
-        mpidht_status_t st = t->ops->write_batch(t, b->items + begin, end - begin);
-        for (size_t i = begin; st == MPIDHT_OK && i < end; ++i) {
-            mpidht_batch_item_t *item = &b->items[i];
-            if (item->fallback) {
-                item->outcome = MPIDHT_WRITE_INSERTED;
-                st = t->ops->write(t, &item->addr, item->key, item->value,
-                                   &item->outcome);
-            }
-            if (st != MPIDHT_OK)
-                break;
-            mpidht_count_write(&t->stats, item->outcome);
-            if (outcomes)
-                outcomes[first + i] = item->outcome;
-        }
-        if (st != MPIDHT_OK)
-            return st;
-        begin = end;
-    }
-    return MPIDHT_OK;
-}
-
-static mpidht_status_t write_rows(mpidht_t *t, size_t first, size_t len,
-                                  const batch_call_t *call)
-{
-    return write_chunk(t, first, len, call->keys, call->values_in, call->outcomes);
+    batch_call_t call = {.op = MPIDHT_OP_READ, .keys = keys, .values_out = values,
+                         .found = found};
+    return st == MPIDHT_OK ? run_batch(table, n, &call) : st;
 }
 
 mpidht_status_t mpidht_write_batch(mpidht_t *table, size_t n, const void *keys,
@@ -149,6 +117,24 @@ mpidht_status_t mpidht_write_batch(mpidht_t *table, size_t n, const void *keys,
                                    mpidht_write_outcome_t *outcomes)
 {
     mpidht_status_t st = check_batch(table, n, keys, values, values);
-    batch_call_t call = {.keys = keys, .values_in = values, .outcomes = outcomes};
-    return st == MPIDHT_OK ? by_chunks(table, n, write_rows, &call) : st;
+    batch_call_t call = {.op = MPIDHT_OP_WRITE, .keys = keys, .values_in = values,
+                         .outcomes = (int *)outcomes,
+                         .outcome_size = sizeof(mpidht_write_outcome_t)};
+    return st == MPIDHT_OK ? run_batch(table, n, &call) : st;
+}
+
+mpidht_status_t mpidht_update_batch(mpidht_t *table, size_t n, const void *keys,
+                                    mpidht_update_fn fn, void *user_data,
+                                    mpidht_update_outcome_t *outcomes)
+{
+    mpidht_status_t st = check_batch(table, n, keys, keys, keys);
+    if (st == MPIDHT_OK && !fn)
+        st = MPIDHT_ERR_NULL_ARGUMENT;
+    if (st != MPIDHT_OK || n == 0)
+        return st;
+    batch_call_t call = {.op = MPIDHT_OP_UPDATE, .keys = keys,
+                         .outcomes = (int *)outcomes,
+                         .outcome_size = sizeof(mpidht_update_outcome_t)};
+    st = mpidht_engine_set_update(table, 1, fn, user_data);
+    return st == MPIDHT_OK ? run_batch(table, n, &call) : st;
 }

@@ -1,6 +1,5 @@
 #include "protocol.h"
 
-#include <sched.h>
 #include <string.h>
 
 #include "bucket.h"
@@ -29,41 +28,21 @@ mpidht_status_t mpidht_epoch_unlock_all(mpidht_t *t)
     return mpidht_mpi_status(MPI_Win_unlock_all(t->win));
 }
 
-void mpidht_backoff(unsigned attempt)
+mpidht_status_t mpidht_read_hit(mpidht_t *t, mpidht_item_t *it, unsigned c)
 {
-    if (attempt >= 4)
-        sched_yield();
+    memcpy(it->out, mpidht_bucket_value(t, mpidht_slot(t, it->slots, c)), t->value_size);
+    it->hit = true;
+    mpidht_item_finish(it, MPIDHT_OK, 0);
+    return mpidht_refresh(t, it, c);
 }
 
-mpidht_status_t mpidht_clear_key(mpidht_t *t, const mpidht_address_t *addr,
-                                 const void *key)
+bool mpidht_read_next(mpidht_item_t *it)
 {
-    mpidht_status_t st = mpidht_rma_probe_keys(t, addr);
-    bool removed = false;
-    for (unsigned i = 0; st == MPIDHT_OK && i < addr->count; ++i) {
-        if (mpidht_bucket_holds(t, mpidht_slot(t, t->probe, i), key)) {
-            st = mpidht_rma_clear_header(t, addr->rank, addr->index[i]);
-            removed = true;
-        }
+    if (it->first == 0 && it->addr.count > 1) {
+        it->first = 1;
+        it->count = it->addr.count - 1;
+        return true;
     }
-    if (st != MPIDHT_OK)
-        return st;
-    return removed ? MPIDHT_OK : MPIDHT_NOT_FOUND;
-}
-
-mpidht_status_t mpidht_read_probing(mpidht_t *t, const mpidht_address_t *addr,
-                                    const void *key, void *value,
-                                    mpidht_probe_fn probe)
-{
-    int found = -1;
-    mpidht_status_t st = probe(t, addr, 0, 1, key, &found);
-    if (st == MPIDHT_OK && found < 0 && addr->count > 1)
-        st = probe(t, addr, 1, addr->count - 1, key, &found);
-    if (st != MPIDHT_OK)
-        return st;
-    if (found < 0)
-        return MPIDHT_NOT_FOUND;
-    memcpy(value, mpidht_bucket_value(t, mpidht_slot(t, t->probe, (unsigned)found)),
-           t->value_size);
-    return MPIDHT_OK;
+    mpidht_item_finish(it, MPIDHT_NOT_FOUND, 0);
+    return false;
 }

@@ -275,10 +275,15 @@ static mpidht_status_t restore_file(mpidht_t *t, const char *path,
             st = MPIDHT_ERR_MPI;
     }
     if (st == MPIDHT_OK && report) {
-        report->entries = f.header.entries;
-        report->inserted = total[MPIDHT_WRITE_INSERTED];
-        report->updated = total[MPIDHT_WRITE_UPDATED];
-        report->evicted = total[MPIDHT_WRITE_EVICTED];
+        mpidht_restore_report_t full = {
+            .struct_size = report->struct_size,
+            .entries = f.header.entries,
+            .inserted = total[MPIDHT_WRITE_INSERTED],
+            .updated = total[MPIDHT_WRITE_UPDATED],
+            .evicted = total[MPIDHT_WRITE_EVICTED],
+        };
+        memcpy(report, &full,
+               report->struct_size < sizeof full ? report->struct_size : sizeof full);
     }
     if (f.record != MPI_DATATYPE_NULL)
         MPI_Type_free(&f.record);
@@ -295,8 +300,10 @@ mpidht_status_t mpidht_restore(mpidht_t *table, const char *path,
     mpidht_status_t st = mpidht_check_table(table);
     if (st != MPIDHT_OK)
         return st;
-    st =
-        mpidht_agree(table->comm, path ? MPIDHT_OK : MPIDHT_ERR_NULL_ARGUMENT);
+    mpidht_status_t mine = path ? MPIDHT_OK : MPIDHT_ERR_NULL_ARGUMENT;
+    if (mine == MPIDHT_OK && report && report->struct_size <= sizeof report->struct_size)
+        mine = MPIDHT_ERR_STRUCT_SIZE;
+    st = mpidht_agree(table->comm, mine);
     bool same = false;
     if (st == MPIDHT_OK)
         st = mpidht_same_string(table->comm, path, &same);

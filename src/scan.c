@@ -2,9 +2,10 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bucket.h"
-#include "protocol.h"
+#include "engine.h"
 
 mpidht_status_t mpidht_scan_reserve(mpidht_t *t)
 {
@@ -13,13 +14,18 @@ mpidht_status_t mpidht_scan_reserve(mpidht_t *t)
     mpidht_scan_t *s = calloc(1, sizeof *s);
     if (!s)
         return MPIDHT_ERR_NO_MEMORY;
-    s->capacity = MPIDHT_SCAN_BYTES / t->bucket_size;
+    s->capacity = MPIDHT_SCAN_BYTES / t->layout.bucket_size;
     if (s->capacity == 0)
         s->capacity = 1;
-    s->buckets = malloc(s->capacity * t->bucket_size);
-    if (!s->buckets) {
+    s->buckets = malloc(s->capacity * t->layout.bucket_size);
+    mpidht_status_t st = s->buckets ? mpidht_engine_reserve(
+                                          t, (s->capacity + MPIDHT_MAX_CANDIDATES - 1) /
+                                                 MPIDHT_MAX_CANDIDATES)
+                                    : MPIDHT_ERR_NO_MEMORY;
+    if (st != MPIDHT_OK) {
+        free(s->buckets);
         free(s);
-        return MPIDHT_ERR_NO_MEMORY;
+        return st;
     }
     t->scan = s;
     return MPIDHT_OK;
@@ -36,10 +42,28 @@ void mpidht_scan_release(mpidht_t *t)
 
 mpidht_status_t mpidht_scan_read(mpidht_t *t, uint64_t first, size_t n)
 {
-    /* Scans leave the statistics alone, lock retries included. */
+    /* One engine item per MPIDHT_MAX_CANDIDATES buckets, read whole as the
+     * protocol reads (mpidht_op_t MPIDHT_OP_SCAN) straight into the scan
+     * buffer. Scans leave the statistics alone, lock retries included. */
     mpidht_stats_t kept = t->stats;
-    /* first + n <= local_buckets <= 2^32: every index fits uint32_t. */
-    mpidht_status_t st = t->ops->read_local(t, (uint32_t)first, n, t->scan->buckets);
+    size_t items = 0;
+    for (size_t done = 0; done < n; ++items) {
+        mpidht_item_t *it = &t->engine->items[items];
+        memset(it, 0, sizeof *it);
+        it->op = MPIDHT_OP_SCAN;
+        it->status = MPIDHT_OK;
+        it->slots = mpidht_slot(t, t->scan->buckets, (unsigned)done);
+        it->addr.rank = t->rank;
+        it->addr.count = n - done < MPIDHT_MAX_CANDIDATES ? (unsigned)(n - done)
+                                                          : MPIDHT_MAX_CANDIDATES;
+        /* first + n <= local_buckets <= 2^32: every index fits uint32_t. */
+        for (unsigned i = 0; i < it->addr.count; ++i)
+            it->addr.index[i] = (uint32_t)(first + done + i);
+        done += it->addr.count;
+    }
+    mpidht_status_t st = mpidht_engine_run(t, t->engine->items, items);
+    for (size_t i = 0; st == MPIDHT_OK && i < items; ++i)
+        st = t->engine->items[i].status;
     t->stats = kept;
     return st;
 }
@@ -47,8 +71,7 @@ mpidht_status_t mpidht_scan_read(mpidht_t *t, uint64_t first, size_t n)
 unsigned char *mpidht_scan_entry(const mpidht_t *t, size_t i)
 {
     unsigned char *b = mpidht_slot(t, t->scan->buckets, (unsigned)i);
-    unsigned char meta = mpidht_bucket_meta(t, b);
-    return (meta & MPIDHT_META_OCCUPIED) && !(meta & MPIDHT_META_INVALID) ? b : NULL;
+    return mpidht_bucket_is_free(t, b) ? NULL : b;
 }
 
 size_t mpidht_scan_span(const mpidht_t *t, uint64_t first, size_t limit)

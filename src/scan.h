@@ -22,7 +22,7 @@ mpidht_status_t mpidht_scan_reserve(mpidht_t *t);
 void mpidht_scan_release(mpidht_t *t);
 
 /* Copies this process's buckets [first, first + n) into t->scan->buckets
- * through the protocol's read_local; n <= capacity and
+ * as the protocol reads (MPIDHT_OP_SCAN items); n <= capacity and
  * first + n <= local_buckets. */
 mpidht_status_t mpidht_scan_read(mpidht_t *t, uint64_t first, size_t n);
 

@@ -1,3 +1,4 @@
+#include <stddef.h>
 #include <string.h>
 
 #include "table.h"
@@ -14,10 +15,12 @@ static const char *const stats_descriptions[] = {
 #undef MPIDHT_STATS_DESCRIPTION_
 };
 
-/* The counters are uint64_t fields in list order; they are viewed as an
- * array through memcpy. */
-_Static_assert(sizeof(mpidht_stats_t) == MPIDHT_STATS_COUNT * sizeof(uint64_t),
-               "mpidht_stats_t must hold only its uint64_t counters");
+/* The counters are uint64_t fields in list order after struct_size; they
+ * are viewed as an array through memcpy. */
+#define COUNTERS_OFFSET offsetof(mpidht_stats_t, reads)
+_Static_assert(sizeof(mpidht_stats_t) ==
+                   COUNTERS_OFFSET + MPIDHT_STATS_COUNT * sizeof(uint64_t),
+               "mpidht_stats_t must hold only struct_size and its uint64_t counters");
 
 const char *mpidht_stats_name(int i)
 {
@@ -29,42 +32,78 @@ const char *mpidht_stats_description(int i)
     return i >= 0 && i < MPIDHT_STATS_COUNT ? stats_descriptions[i] : NULL;
 }
 
+/* Counters the caller's struct has room for. */
+static int counters_fitting(size_t struct_size)
+{
+    if (struct_size <= COUNTERS_OFFSET)
+        return 0;
+    size_t n = (struct_size - COUNTERS_OFFSET) / sizeof(uint64_t);
+    return n < MPIDHT_STATS_COUNT ? (int)n : MPIDHT_STATS_COUNT;
+}
+
 uint64_t mpidht_stats_value(const mpidht_stats_t *stats, int i)
 {
-    uint64_t values[MPIDHT_STATS_COUNT];
-    if (!stats || i < 0 || i >= MPIDHT_STATS_COUNT)
-        return 0;
-    memcpy(values, stats, sizeof values);
-    return values[i];
+    uint64_t value = 0;
+    if (stats && i >= 0 && i < counters_fitting(stats->struct_size))
+        memcpy(&value, (const unsigned char *)stats + COUNTERS_OFFSET + (size_t)i * 8,
+               sizeof value);
+    return value;
+}
+
+/* Copies counters into the caller's struct, as many as fit. */
+static void fill(mpidht_stats_t *stats, const uint64_t *counters)
+{
+    memcpy((unsigned char *)stats + COUNTERS_OFFSET, counters,
+           (size_t)counters_fitting(stats->struct_size) * sizeof(uint64_t));
+}
+
+static void counters_of(const mpidht_stats_t *s, uint64_t *counters)
+{
+    memcpy(counters, (const unsigned char *)s + COUNTERS_OFFSET,
+           MPIDHT_STATS_COUNT * sizeof(uint64_t));
+}
+
+/* The caller's struct must reach past struct_size (the minimum is one
+ * counter: the first layout with struct_size had them all). */
+static mpidht_status_t check_stats(const mpidht_stats_t *stats)
+{
+    if (!stats)
+        return MPIDHT_ERR_NULL_ARGUMENT;
+    return stats->struct_size > COUNTERS_OFFSET ? MPIDHT_OK : MPIDHT_ERR_STRUCT_SIZE;
 }
 
 mpidht_status_t mpidht_stats_local(const mpidht_t *table, mpidht_stats_t *stats)
 {
     if (!table)
         return MPIDHT_ERR_INVALID_HANDLE;
-    if (!stats)
-        return MPIDHT_ERR_NULL_ARGUMENT;
-    *stats = table->stats;
+    mpidht_status_t st = check_stats(stats);
+    if (st != MPIDHT_OK)
+        return st;
+    uint64_t counters[MPIDHT_STATS_COUNT];
+    counters_of(&table->stats, counters);
+    fill(stats, counters);
     return MPIDHT_OK;
 }
 
 mpidht_status_t mpidht_stats_global(const mpidht_t *table, mpidht_stats_t *stats)
 {
-    if (!table)
-        return MPIDHT_ERR_INVALID_HANDLE;
+    mpidht_status_t st = mpidht_check_table(table);
+    if (st != MPIDHT_OK)
+        return st;
     /* Every process must still enter the reduction, or the others hang;
-     * the last element counts the processes that passed no buffer. */
-    uint64_t mine[MPIDHT_STATS_COUNT + 1], total[MPIDHT_STATS_COUNT + 1];
-    memcpy(mine, &table->stats, sizeof table->stats);
-    mine[MPIDHT_STATS_COUNT] = stats == NULL;
-    if (MPI_Allreduce(mine, total, MPIDHT_STATS_COUNT + 1, MPI_UINT64_T,
-                      MPI_SUM, table->comm) != MPI_SUCCESS)
+     * the last element counts the processes whose struct was unusable. */
+    mpidht_status_t mine = check_stats(stats);
+    uint64_t local[MPIDHT_STATS_COUNT + 1], total[MPIDHT_STATS_COUNT + 1];
+    counters_of(&table->stats, local);
+    local[MPIDHT_STATS_COUNT] = mine != MPIDHT_OK;
+    if (MPI_Allreduce(local, total, MPIDHT_STATS_COUNT + 1, MPI_UINT64_T, MPI_SUM,
+                      table->comm) != MPI_SUCCESS)
         return MPIDHT_ERR_MPI;
-    if (!stats)
-        return MPIDHT_ERR_NULL_ARGUMENT;
+    if (mine != MPIDHT_OK)
+        return mine;
     if (total[MPIDHT_STATS_COUNT] != 0)
         return MPIDHT_ERR_PEER;
-    memcpy(stats, total, sizeof *stats);
+    fill(stats, total);
     return MPIDHT_OK;
 }
 
@@ -73,5 +112,6 @@ mpidht_status_t mpidht_stats_reset(mpidht_t *table)
     if (!table)
         return MPIDHT_ERR_INVALID_HANDLE;
     memset(&table->stats, 0, sizeof table->stats);
+    table->stats.struct_size = sizeof table->stats;
     return MPIDHT_OK;
 }

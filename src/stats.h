@@ -5,22 +5,48 @@
 #ifndef MPIDHT_STATS_H
 #define MPIDHT_STATS_H
 
-#include <stdbool.h>
+#include "engine.h"
 
-#include "mpidht.h"
-
-static inline void mpidht_count_read(mpidht_stats_t *s, bool hit)
+/* Counts what a finished item did into s. */
+static inline void mpidht_count_item(mpidht_stats_t *s, const mpidht_item_t *it)
 {
-    s->reads++;
-    s->hits += hit;
-    s->misses += !hit;
-}
-
-static inline void mpidht_count_write(mpidht_stats_t *s, mpidht_write_outcome_t outcome)
-{
-    s->writes++;
-    s->updates += outcome == MPIDHT_WRITE_UPDATED;
-    s->evictions += outcome == MPIDHT_WRITE_EVICTED;
+    if (it->status == MPIDHT_ERR_TIMEOUT) {
+        s->timeouts++;
+        return;
+    }
+    switch (it->op) {
+    case MPIDHT_OP_READ:
+        if (it->status == MPIDHT_OK || it->status == MPIDHT_NOT_FOUND) {
+            s->reads++;
+            s->hits += it->hit;
+            s->misses += !it->hit;
+        }
+        return;
+    case MPIDHT_OP_REMOVE:
+        s->removes += it->status == MPIDHT_OK;
+        return;
+    case MPIDHT_OP_UPDATE:
+        if (it->status != MPIDHT_OK && it->status != MPIDHT_ERR_UPDATE_ACTION)
+            return;
+        s->atomic_updates++;
+        if (it->outcome == MPIDHT_UPDATE_REMOVED) {
+            s->removes++;
+        } else if (it->outcome != MPIDHT_UPDATE_KEPT) {
+            s->writes++;
+            s->updates += it->outcome == MPIDHT_UPDATE_UPDATED;
+            s->evictions += it->outcome == MPIDHT_UPDATE_EVICTED;
+        }
+        return;
+    case MPIDHT_OP_WRITE:
+        if (it->status != MPIDHT_OK)
+            return;
+        s->writes++;
+        s->updates += it->outcome == MPIDHT_WRITE_UPDATED;
+        s->evictions += it->outcome == MPIDHT_WRITE_EVICTED;
+        return;
+    case MPIDHT_OP_SCAN:
+        return;
+    }
 }
 
 #endif /* MPIDHT_STATS_H */

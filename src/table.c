@@ -9,8 +9,8 @@
 #include <xxhash.h>
 
 #include "address.h"
-#include "batch.h"
 #include "collective.h"
+#include "engine.h"
 #include "params.h"
 #include "protocol.h"
 #include "rma.h"
@@ -36,7 +36,7 @@ static uint64_t physical_memory_bytes(void)
  * AND(v) taken as ~OR(~v), one MPI_BOR reduction does both. (Not MPI_MAX
  * and MPI_MIN: MPICH 4.0.2 compares MPI_UINT64_T values as signed.) */
 enum { AGREED_KEY, AGREED_VALUE, AGREED_PROTOCOL, AGREED_WINDOW,
-       AGREED_CANDIDATES, AGREED_HASH, AGREED_COUNT };
+       AGREED_CANDIDATES, AGREED_HASH, AGREED_EVICTION, AGREED_COUNT };
 
 static mpidht_status_t check_params_equal(MPI_Comm comm,
                                           const mpidht_params_t *p,
@@ -55,6 +55,7 @@ static mpidht_status_t check_params_equal(MPI_Comm comm,
         v[AGREED_WINDOW] = (uint64_t)p->window;
         v[AGREED_CANDIDATES] = mpidht_params_candidates(p);
         v[AGREED_HASH] = hash(probe, p->key_size, p->hash_user_data);
+        v[AGREED_EVICTION] = (uint64_t)p->eviction;
         free(probe);
     }
     /* An invalid process reports its own error; its zeros must not count
@@ -85,7 +86,8 @@ static mpidht_status_t check_node_memory(MPI_Comm node, uint64_t bytes)
                                                         : MPIDHT_OK;
 }
 
-/* Learns every process's bucket count and keeps the hosting ones. */
+/* Learns every process's bucket count and keeps the hosting ones, with
+ * where each one's range of buckets starts (placement by capacity). */
 static mpidht_status_t gather_hosts(mpidht_t *t)
 {
     uint64_t *all = malloc((size_t)t->comm_size * sizeof *all);
@@ -105,16 +107,18 @@ static mpidht_status_t gather_hosts(mpidht_t *t)
     for (int r = 0; r < t->comm_size; ++r)
         t->hosts += all[r] > 0;
     t->host_rank = malloc((t->hosts ? t->hosts : 1) * sizeof *t->host_rank);
-    t->host_buckets = malloc((t->hosts ? t->hosts : 1) * sizeof *t->host_buckets);
-    st = t->host_rank && t->host_buckets ? MPIDHT_OK : MPIDHT_ERR_NO_MEMORY;
+    t->host_first = malloc(((size_t)t->hosts + 1) * sizeof *t->host_first);
+    st = t->host_rank && t->host_first ? MPIDHT_OK : MPIDHT_ERR_NO_MEMORY;
     for (int r = 0, h = 0; st == MPIDHT_OK && r < t->comm_size; ++r) {
         if (all[r] == 0)
             continue;
         t->host_rank[h] = r;
-        t->host_buckets[h] = all[r];
+        t->host_first[h] = t->total_buckets;
         t->total_buckets += all[r];
         ++h;
     }
+    if (st == MPIDHT_OK)
+        t->host_first[t->hosts] = t->total_buckets;
     free(all);
     st = mpidht_agree(t->comm, st);
     if (st == MPIDHT_OK && t->hosts == 0)
@@ -130,13 +134,13 @@ static mpidht_status_t build(mpidht_t *t, const mpidht_params_t *params,
     t->value_size = params->value_size;
     t->protocol = params->protocol;
     t->ops = mpidht_protocol_lookup(params->protocol);
-    t->bucket_size = mpidht_params_bucket_size(params);
-    t->meta_offset = t->ops->header_size;
-    t->data_offset = t->ops->lock_size;
-    t->data_size = t->meta_offset + 1 + t->key_size + t->value_size - t->data_offset;
+    t->layout = mpidht_params_layout(params);
     t->candidates = mpidht_params_candidates(params);
+    t->eviction = params->eviction;
+    t->timeout = params->timeout;
     t->hash = params->hash ? params->hash : default_hash;
     t->hash_user_data = params->hash_user_data;
+    t->stats.struct_size = sizeof t->stats;
 
     mpidht_status_t st = gather_hosts(t);
     if (st != MPIDHT_OK)
@@ -145,16 +149,12 @@ static mpidht_status_t build(mpidht_t *t, const mpidht_params_t *params,
     st = mpidht_window_resolve(params->window, single_node, &t->window);
     if (st != MPIDHT_OK)
         return st;
-    t->exclusive_by_fetch_add = mpidht_window_cas_crashes(t->window);
-
-    t->probe = calloc(t->candidates, t->bucket_size);
-    t->staging = calloc(1, t->bucket_size);
-    st = mpidht_agree(t->comm, t->probe && t->staging ? MPIDHT_OK : MPIDHT_ERR_NO_MEMORY);
+    st = mpidht_agree(t->comm, mpidht_engine_reserve(t, 1));
     if (st != MPIDHT_OK)
         return st;
 
     st = mpidht_agree(t->comm, mpidht_window_allocate(t, (size_t)t->local_buckets *
-                                                      t->bucket_size));
+                                                      t->layout.bucket_size));
     if (st != MPIDHT_OK)
         return st;
     /* The window is freed on failure, which needs every epoch closed. */
@@ -162,6 +162,9 @@ static mpidht_status_t build(mpidht_t *t, const mpidht_params_t *params,
     st = mpidht_agree(t->comm, opened);
     if (st != MPIDHT_OK && opened == MPIDHT_OK)
         t->ops->close(t);
+    /* Recency time starts now, within the spread of the agreement. */
+    t->clock_base = MPI_Wtime();
+    t->random = mpidht_mix64((uint64_t)(t->clock_base * 1e9) ^ (uint64_t)t->rank << 40) | 1;
     return st;
 }
 
@@ -169,10 +172,8 @@ static mpidht_status_t build(mpidht_t *t, const mpidht_params_t *params,
 static void release(mpidht_t *t)
 {
     free(t->host_rank);
-    free(t->host_buckets);
-    free(t->probe);
-    free(t->staging);
-    mpidht_batch_release(t);
+    free(t->host_first);
+    mpidht_engine_release(t);
     mpidht_scan_release(t);
     if (t->comm != MPI_COMM_NULL)
         MPI_Comm_free(&t->comm);
@@ -181,17 +182,21 @@ static void release(mpidht_t *t)
 /* Checks params on this process and against the others, then fills *t.
  * Collective; t->comm must already be the table's communicator. local is
  * what the caller found wrong already (or MPIDHT_OK). */
-static mpidht_status_t setup(mpidht_t *t, const mpidht_params_t *params,
+static mpidht_status_t setup(mpidht_t *t, const mpidht_params_t *given,
                              mpidht_status_t local)
 {
     MPI_Comm_rank(t->comm, &t->rank);
     MPI_Comm_size(t->comm, &t->comm_size);
+    mpidht_params_t full, *params = &full;
+    mpidht_params_init(&full);
+    if (local == MPIDHT_OK)
+        local = mpidht_params_read(given, &full);
     if (local == MPIDHT_OK)
         local = mpidht_params_check(params);
     if (local == MPIDHT_OK)
         local = mpidht_params_buckets(params, &t->local_buckets);
     bool valid = local == MPIDHT_OK;
-    uint64_t bytes = valid ? t->local_buckets * mpidht_params_bucket_size(params) : 0;
+    uint64_t bytes = valid ? t->local_buckets * mpidht_params_layout(params).bucket_size : 0;
 
     /* One node: every process shares memory with every other. */
     MPI_Comm node = MPI_COMM_NULL;
@@ -237,7 +242,12 @@ mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
     mpidht_t t = {.comm = MPI_COMM_NULL, .win = MPI_WIN_NULL};
     if (MPI_Comm_dup(comm, &t.comm) != MPI_SUCCESS)
         return MPIDHT_ERR_MPI;
-    MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
+    /* Every process duplicated comm; a failure here is the same
+     * everywhere, so no process is left waiting in a collective. */
+    if (MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN) != MPI_SUCCESS) {
+        MPI_Comm_free(&t.comm);
+        return MPIDHT_ERR_MPI;
+    }
 
     mpidht_t *handle = table ? malloc(sizeof *handle) : NULL;
     mpidht_status_t st = setup(&t, params,
@@ -267,7 +277,7 @@ mpidht_status_t mpidht_free(mpidht_t **table)
     MPI_Finalized(&finalized);
     if (finalized)
         return MPIDHT_ERR_MPI_NOT_INITIALIZED;
-    mpidht_status_t st = t->ops->close(t);
+    mpidht_status_t st = t->ops->close(t); /* completes what is pending */
     mpidht_status_t freed = mpidht_window_free(t);
     release(t);
     free(t);
@@ -287,11 +297,26 @@ mpidht_status_t mpidht_check_table(const mpidht_t *t)
 void mpidht_locate(const mpidht_t *t, const void *key, mpidht_address_t *addr)
 {
     uint64_t hash = t->hash(key, t->key_size, t->hash_user_data);
-    uint32_t host = mpidht_address_target(hash, t->hosts);
+    uint32_t host = mpidht_address_host(hash, t->host_first, t->hosts);
     addr->rank = t->host_rank[host];
-    addr->count = t->candidates;
-    mpidht_address_candidates(hash, t->host_buckets[host], t->candidates,
-                              addr->index);
+    addr->count = mpidht_address_candidates(
+        hash, t->host_first[host + 1] - t->host_first[host], t->candidates, addr->index);
+}
+
+uint64_t mpidht_now_ms(const mpidht_t *t)
+{
+    double ms = (MPI_Wtime() - t->clock_base) * 1e3;
+    return ms > 0 ? (uint64_t)ms + 1 : 1;
+}
+
+uint64_t mpidht_random(mpidht_t *t)
+{
+    uint64_t x = t->random;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    t->random = x;
+    return x * UINT64_C(0x2545f4914f6cdd1d);
 }
 
 mpidht_status_t mpidht_get_info(const mpidht_t *table, mpidht_info_t *info)
@@ -300,10 +325,14 @@ mpidht_status_t mpidht_get_info(const mpidht_t *table, mpidht_info_t *info)
         return MPIDHT_ERR_INVALID_HANDLE;
     if (!info)
         return MPIDHT_ERR_NULL_ARGUMENT;
-    *info = (mpidht_info_t){
+    size_t size = info->struct_size;
+    if (size <= sizeof info->struct_size)
+        return MPIDHT_ERR_STRUCT_SIZE;
+    mpidht_info_t full = {
+        .struct_size = size,
         .key_size = table->key_size,
         .value_size = table->value_size,
-        .bucket_size = table->bucket_size,
+        .bucket_size = table->layout.bucket_size,
         .local_buckets = table->local_buckets,
         .total_buckets = table->total_buckets,
         .hosting_processes = (int)table->hosts,
@@ -311,7 +340,10 @@ mpidht_status_t mpidht_get_info(const mpidht_t *table, mpidht_info_t *info)
         .candidates = table->candidates,
         .protocol = table->protocol,
         .window = table->window,
+        .eviction = table->eviction,
+        .timeout = table->timeout,
     };
+    memcpy(info, &full, size < sizeof full ? size : sizeof full);
     return MPIDHT_OK;
 }
 
@@ -324,6 +356,17 @@ const char *mpidht_protocol_name(mpidht_protocol_t protocol)
         return "fine";
     case MPIDHT_PROTOCOL_LOCKFREE:
         return "lockfree";
+    }
+    return "unknown";
+}
+
+const char *mpidht_eviction_name(mpidht_eviction_t eviction)
+{
+    switch (eviction) {
+    case MPIDHT_EVICT_RECENCY:
+        return "recency";
+    case MPIDHT_EVICT_LAST:
+        return "last";
     }
     return "unknown";
 }

@@ -8,11 +8,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "layout.h"
 #include "mpidht.h"
 
 struct mpidht_protocol_ops;
 
-/* A key's place in the table: the owning process and its candidates. */
+/* A key's place in the table: the hosting process and its candidates
+ * (count of them, distinct; fewer than the table's candidates only on a
+ * process hosting fewer buckets). */
 typedef struct mpidht_address {
     int rank;
     unsigned count;
@@ -27,14 +30,12 @@ struct mpidht {
 
     size_t key_size;
     size_t value_size;
-    size_t bucket_size; /* stride between buckets, multiple of 8 */
-    size_t meta_offset; /* protocol header bytes before the meta byte */
-    size_t data_offset; /* first byte a write puts: after any lock word */
-    size_t data_size;   /* bytes a write puts: checksum, meta, key, value */
+    mpidht_layout_t layout;
     unsigned candidates;
     mpidht_protocol_t protocol;
     mpidht_window_kind_t window;
-    bool exclusive_by_fetch_add; /* fine: avoid MPI_Compare_and_swap */
+    mpidht_eviction_t eviction;
+    double timeout; /* seconds; 0 = none */
     const struct mpidht_protocol_ops *ops;
 
     mpidht_hash_fn hash;
@@ -44,18 +45,17 @@ struct mpidht {
     uint64_t total_buckets;
     uint32_t hosts;          /* processes hosting at least one bucket */
     int *host_rank;          /* [hosts] their ranks, ascending */
-    uint64_t *host_buckets;  /* [hosts] their bucket counts */
+    uint64_t *host_first;    /* [hosts + 1] start of each one's bucket range */
 
     unsigned char *local_base; /* this process's buckets */
     void *alloc_mem;           /* MPI_Alloc_mem block (window kind create) */
 
-    /* Per-operation work space: one bucket-sized slot per candidate, and
-     * one bucket to assemble a write in. Allocated once at create. */
-    unsigned char *probe;
-    unsigned char *staging;
-    /* Work space of batched calls, allocated at the first one. */
-    struct mpidht_batch *batch;
-    /* Work space of local iteration and dump, allocated at first use. */
+    double clock_base;         /* MPI_Wtime() at creation: recency time 0 */
+    uint64_t random;           /* xorshift state: jitter, refresh sampling */
+
+    /* Work space of every operation (single ones use one item of it). */
+    struct mpidht_engine *engine;
+    /* Work space of local iteration, dump and clear, at first use. */
     struct mpidht_scan *scan;
 
     mpidht_stats_t stats;
@@ -65,7 +65,13 @@ struct mpidht {
  * after MPI_Finalize (any MPI call would be erroneous), else MPIDHT_OK. */
 mpidht_status_t mpidht_check_table(const mpidht_t *t);
 
-/* The target and candidates of key. */
+/* The host and candidates of key. */
 void mpidht_locate(const mpidht_t *t, const void *key, mpidht_address_t *addr);
+
+/* Milliseconds since the table was created, at least 1 (0 = never). */
+uint64_t mpidht_now_ms(const mpidht_t *t);
+
+/* A uniformly distributed 64-bit number from the table's generator. */
+uint64_t mpidht_random(mpidht_t *t);
 
 #endif /* MPIDHT_TABLE_H */

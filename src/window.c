@@ -1,20 +1,8 @@
 #include "window.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "rma.h"
-
-bool mpidht_window_cas_crashes(mpidht_window_kind_t kind)
-{
-    char version[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0, major = 0;
-    if (kind == MPIDHT_WINDOW_SHARED ||
-        MPI_Get_library_version(version, &len) != MPI_SUCCESS)
-        return false;
-    const char *ompi = strstr(version, "Open MPI v");
-    return ompi && sscanf(ompi, "Open MPI v%d", &major) == 1 && major < 5;
-}
 
 mpidht_status_t mpidht_window_resolve(mpidht_window_kind_t requested,
                                       bool single_node,

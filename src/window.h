@@ -3,17 +3,14 @@
  *
  * Why the default is what it is (see also README.md, "Windows"):
  *   - On one node, MPI_Win_allocate_shared. Open MPI serves it with osc sm,
- *     the fastest path measured here (~0.35 us per Get, CAS or
- *     Fetch_and_op, and it stays fast with more ranks than cores); MPICH
- *     serves it through shared memory too.
+ *     the fastest path measured here (~0.35 us per Get or Fetch_and_op,
+ *     and it stays fast with more ranks than cores); MPICH serves it
+ *     through shared memory too.
  *   - Across nodes, MPI_Win_allocate.
- *   - Open MPI 4.x's osc rdma (used for allocate and create windows)
- *     crashes in MPI_Compare_and_swap: on allocate windows for every
- *     target, on create windows for the calling process itself
- *     (open-mpi/ompi#11349; reproduced here with 4.1.4). Its
- *     MPI_Fetch_and_op works. On such windows the fine-grained protocol
- *     takes its writer lock by fetch-and-add instead of CAS
- *     (protocol_fine.c), so no window kind crashes.
+ *   - The library never calls MPI_Compare_and_swap, which Open MPI 4.x's
+ *     osc rdma (serving allocate and create windows) crashes in
+ *     (open-mpi/ompi#11349): its atomics are MPI_Fetch_and_op and
+ *     MPI_Accumulate, which work on every window kind.
  */
 #ifndef MPIDHT_WINDOW_H
 #define MPIDHT_WINDOW_H
@@ -21,10 +18,6 @@
 #include <stdbool.h>
 
 #include "table.h"
-
-/* True when MPI_Compare_and_swap on a window of this kind is known to
- * crash the MPI library in use (Open MPI before 5, any kind but shared). */
-bool mpidht_window_cas_crashes(mpidht_window_kind_t kind);
 
 /* The kind to use for requested (AUTO resolved), or
  * MPIDHT_ERR_WINDOW_UNSUPPORTED for a shared window across nodes. Gives

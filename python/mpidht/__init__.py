@@ -13,11 +13,12 @@ and writes any key with MPI one-sided communication. See ``Table``.
 """
 
 from . import _core
-from .table import Error, Protocol, RestoreReport, Status, Table, Window, WriteOutcome
+from .table import (KEEP, Error, Eviction, Protocol, RestoreReport, Status, Table,
+                    UpdateOutcome, Window, WriteOutcome)
 
-__all__ = ["Error", "Protocol", "RestoreReport", "Status", "Table", "Window",
-           "WriteOutcome", "strerror"]
-__version__ = "0.1.0"
+__all__ = ["KEEP", "Error", "Eviction", "Protocol", "RestoreReport", "Status", "Table",
+           "UpdateOutcome", "Window", "WriteOutcome", "strerror"]
+__version__ = "0.2.0"
 
 
 def strerror(status: int) -> str:

@@ -39,9 +39,14 @@ typedef struct {
     size_t value_size;
     int busy; /* a call is running with the GIL released */
     /* The user's hash function, or NULL for the library's; the first
-     * exception it raised during a call, re-raised when the call returns. */
+     * exception it or an update function raised during a call, re-raised
+     * when the call returns. */
     PyObject *hash;
     PyObject *hash_error[3]; /* type, value, traceback */
+    /* During update calls: the Python function and the object it returns
+     * to keep a key as it is. */
+    PyObject *update_fn;
+    PyObject *keep;
 } TableObject;
 
 /* mpidht_hash_fn calling the Python hash function of the table in
@@ -68,8 +73,51 @@ static uint64_t python_hash(const void *key, size_t key_size, void *user_data)
     return hash;
 }
 
-/* Re-raises what the hash function raised during the last call: -1 if it
- * did, 0 if not. */
+/* mpidht_update_fn calling the Python update function of the table in
+ * user_data as fn(index, value or None) with the GIL held: a bytes-like
+ * result of value_size bytes is stored, None deletes the key, the table's
+ * keep object keeps it. Anything else, or an exception, keeps the key and
+ * is raised when the call returns. */
+static mpidht_update_action_t python_update(size_t index, const void *key, void *value,
+                                            int present, void *user_data)
+{
+    TableObject *self = user_data;
+    (void)key;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    mpidht_update_action_t action = MPIDHT_KEEP;
+    if (!self->hash_error[0]) {
+        PyObject *old = present ? PyBytes_FromStringAndSize(value, (Py_ssize_t)self->value_size)
+                                : Py_NewRef(Py_None);
+        PyObject *r = old ? PyObject_CallFunction(self->update_fn, "nO", (Py_ssize_t)index,
+                                                  old)
+                          : NULL;
+        Py_XDECREF(old);
+        Py_buffer view;
+        if (r == Py_None) {
+            action = MPIDHT_DELETE;
+        } else if (r && r != self->keep) {
+            if (PyObject_GetBuffer(r, &view, PyBUF_C_CONTIGUOUS) == 0) {
+                if ((size_t)view.len == self->value_size) {
+                    memcpy(value, view.buf, self->value_size);
+                    action = MPIDHT_STORE;
+                } else {
+                    PyErr_Format(PyExc_ValueError,
+                                 "the update function must return %zu bytes, got %zd",
+                                 self->value_size, view.len);
+                }
+                PyBuffer_Release(&view);
+            }
+        }
+        Py_XDECREF(r);
+        if (PyErr_Occurred())
+            PyErr_Fetch(&self->hash_error[0], &self->hash_error[1], &self->hash_error[2]);
+    }
+    PyGILState_Release(gil);
+    return action;
+}
+
+/* Re-raises what the hash or update function raised during the last call:
+ * -1 if it did, 0 if not. */
 static int take_hash_error(TableObject *self)
 {
     if (!self->hash_error[0])
@@ -141,14 +189,16 @@ static MPI_Comm comm_from_handle(PyObject *handle, int *ok)
 static int Table_init(TableObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"comm_handle", "key_size", "value_size", "memory_per_process",
-                            "protocol", "window", "candidates", "hash", NULL};
+                            "protocol", "window", "candidates", "eviction", "timeout",
+                            "hash", NULL};
     PyObject *comm_obj, *hash = Py_None;
     Py_ssize_t key_size, value_size, memory;
-    int protocol, window;
+    int protocol, window, eviction;
     unsigned int candidates;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OnnniiI|O", names, &comm_obj,
+    double timeout;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OnnniiIid|O", names, &comm_obj,
                                      &key_size, &value_size, &memory, &protocol,
-                                     &window, &candidates, &hash))
+                                     &window, &candidates, &eviction, &timeout, &hash))
         return -1;
     if (hash != Py_None && !PyCallable_Check(hash)) {
         PyErr_SetString(PyExc_TypeError, "hash must be callable or None");
@@ -174,6 +224,8 @@ static int Table_init(TableObject *self, PyObject *args, PyObject *kwargs)
     params.protocol = (mpidht_protocol_t)protocol;
     params.window = (mpidht_window_kind_t)window;
     params.candidates = candidates;
+    params.eviction = (mpidht_eviction_t)eviction;
+    params.timeout = timeout;
     if (hash != Py_None) {
         Py_INCREF(hash);
         Py_XSETREF(self->hash, hash);
@@ -201,6 +253,8 @@ static int Table_init(TableObject *self, PyObject *args, PyObject *kwargs)
 static void Table_dealloc(TableObject *self)
 {
     Py_CLEAR(self->hash);
+    Py_CLEAR(self->update_fn);
+    Py_CLEAR(self->keep);
     for (int i = 0; i < 3; ++i)
         Py_CLEAR(self->hash_error[i]);
     if (self->table)
@@ -404,6 +458,105 @@ static PyObject *Table_write_batch(TableObject *self, PyObject *args)
     return finish(self, st);
 }
 
+/* Holds fn and keep for the update call that follows. */
+static int set_update(TableObject *self, PyObject *fn, PyObject *keep)
+{
+    if (!PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "the update function must be callable");
+        return -1;
+    }
+    Py_INCREF(fn);
+    Py_XSETREF(self->update_fn, fn);
+    Py_INCREF(keep);
+    Py_XSETREF(self->keep, keep);
+    return 0;
+}
+
+/* update(key, fn, keep) -> outcome: fn(0, value or None). */
+static PyObject *Table_update(TableObject *self, PyObject *args)
+{
+    PyObject *key_obj, *fn, *keep;
+    Py_buffer key;
+    if (!PyArg_ParseTuple(args, "OOO", &key_obj, &fn, &keep) || !usable(self) ||
+        set_update(self, fn, keep) != 0)
+        return NULL;
+    if (get_exact(key_obj, &key, self->key_size, "key", 0) != 0)
+        return NULL;
+    mpidht_t *table = claim(self);
+    mpidht_update_outcome_t outcome = MPIDHT_UPDATE_KEPT;
+    mpidht_status_t st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mpidht_update(table, key.buf, python_update, self, &outcome);
+    Py_END_ALLOW_THREADS
+    release(self);
+    PyBuffer_Release(&key);
+    PyObject *done = finish(self, st);
+    if (!done)
+        return NULL;
+    Py_DECREF(done);
+    return PyLong_FromLong((long)outcome);
+}
+
+/* update_batch(n, keys, fn, keep, outcomes): fn(i, value or None) per row;
+ * fills outcomes, one byte each. */
+static PyObject *Table_update_batch(TableObject *self, PyObject *args)
+{
+    Py_ssize_t n;
+    PyObject *keys_obj, *fn, *keep, *outcomes_obj;
+    if (!PyArg_ParseTuple(args, "nOOOO", &n, &keys_obj, &fn, &keep, &outcomes_obj))
+        return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "the batch size must not be negative");
+        return NULL;
+    }
+    if (!usable(self) || set_update(self, fn, keep) != 0)
+        return NULL;
+    if ((size_t)n > SIZE_MAX / self->key_size ||
+        (size_t)n > SIZE_MAX / sizeof(mpidht_update_outcome_t))
+        return raise_status(MPIDHT_ERR_BATCH_SIZE);
+    Py_buffer keys, flags;
+    if (get_exact(keys_obj, &keys, (size_t)n * self->key_size, "keys", 0) != 0)
+        return NULL;
+    if (get_exact(outcomes_obj, &flags, (size_t)n, "outcomes", 1) != 0) {
+        PyBuffer_Release(&keys);
+        return NULL;
+    }
+    mpidht_update_outcome_t *each = PyMem_RawMalloc(n > 0 ? (size_t)n * sizeof *each : 1);
+    if (!each) {
+        PyBuffer_Release(&keys);
+        PyBuffer_Release(&flags);
+        return PyErr_NoMemory();
+    }
+    mpidht_t *table = claim(self);
+    mpidht_status_t st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mpidht_update_batch(table, (size_t)n, keys.buf, python_update, self, each);
+    Py_END_ALLOW_THREADS
+    release(self);
+    unsigned char *out = flags.buf;
+    for (Py_ssize_t i = 0; st == MPIDHT_OK && i < n; ++i)
+        out[i] = (unsigned char)each[i];
+    PyMem_RawFree(each);
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&flags);
+    return finish(self, st);
+}
+
+/* clear(): collective. */
+static PyObject *Table_clear(TableObject *self, PyObject *unused)
+{
+    (void)unused;
+    mpidht_t *table = claim(self);
+    if (!table)
+        return NULL;
+    mpidht_status_t st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mpidht_clear(table);
+    Py_END_ALLOW_THREADS
+    release(self);
+    return finish(self, st);
+}
+
 /* local_next(cursor, max_entries, keys, values) -> (cursor, count): fills
  * rows of the writable buffers keys and values (max_entries rows each). */
 static PyObject *Table_local_next(TableObject *self, PyObject *args)
@@ -482,7 +635,7 @@ static PyObject *Table_restore(TableObject *self, PyObject *args)
     mpidht_t *table = claim_with_path(self, args, &path);
     if (!table)
         return NULL;
-    mpidht_restore_report_t r = {0, 0, 0, 0};
+    mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
     mpidht_status_t st;
     const char *name = PyBytes_AS_STRING(path);
     Py_BEGIN_ALLOW_THREADS
@@ -522,7 +675,7 @@ static PyObject *Table_stats(TableObject *self, PyObject *args)
     mpidht_t *table = claim(self);
     if (!table)
         return NULL;
-    mpidht_stats_t stats;
+    mpidht_stats_t stats = MPIDHT_STATS_INIT;
     mpidht_status_t st;
     Py_BEGIN_ALLOW_THREADS
     st = global ? mpidht_stats_global(table, &stats) : mpidht_stats_local(table, &stats);
@@ -552,12 +705,12 @@ static PyObject *Table_info(TableObject *self, PyObject *unused)
     mpidht_t *table = claim(self);
     if (!table)
         return NULL;
-    mpidht_info_t info;
+    mpidht_info_t info = MPIDHT_INFO_INIT;
     mpidht_status_t st = mpidht_get_info(table, &info);
     release(self);
     if (st != MPIDHT_OK)
         return raise_status(st);
-    return Py_BuildValue("{s:n,s:n,s:n,s:K,s:K,s:i,s:i,s:I,s:s,s:s}", "key_size",
+    return Py_BuildValue("{s:n,s:n,s:n,s:K,s:K,s:i,s:i,s:I,s:s,s:s,s:s,s:d}", "key_size",
                          (Py_ssize_t)info.key_size, "value_size",
                          (Py_ssize_t)info.value_size, "bucket_size",
                          (Py_ssize_t)info.bucket_size, "local_buckets",
@@ -566,7 +719,8 @@ static PyObject *Table_info(TableObject *self, PyObject *unused)
                          info.hosting_processes, "comm_size", info.comm_size,
                          "candidates", info.candidates, "protocol",
                          mpidht_protocol_name(info.protocol), "window",
-                         mpidht_window_name(info.window));
+                         mpidht_window_name(info.window), "eviction",
+                         mpidht_eviction_name(info.eviction), "timeout", info.timeout);
 }
 
 static PyMethodDef Table_methods[] = {
@@ -578,6 +732,10 @@ static PyMethodDef Table_methods[] = {
      "read_batch(n, keys, values, found)"},
     {"write_batch", (PyCFunction)Table_write_batch, METH_VARARGS,
      "write_batch(n, keys, values, outcomes)"},
+    {"update", (PyCFunction)Table_update, METH_VARARGS, "update(key, fn, keep) -> outcome"},
+    {"update_batch", (PyCFunction)Table_update_batch, METH_VARARGS,
+     "update_batch(n, keys, fn, keep, outcomes)"},
+    {"clear", (PyCFunction)Table_clear, METH_NOARGS, "Collective: empty the table."},
     {"local_next", (PyCFunction)Table_local_next, METH_VARARGS,
      "local_next(cursor, max_entries, keys, values) -> (cursor, count)"},
     {"dump", (PyCFunction)Table_dump, METH_VARARGS, "Collective: dump(path)."},
@@ -643,7 +801,7 @@ static struct PyModuleDef core_module = {
 /* Adds the status names (MPIDHT_OK ...) as integer constants. */
 static int add_status_constants(PyObject *m)
 {
-#define MPIDHT_STATUS_CONSTANT_(name, message)                                 \
+#define MPIDHT_STATUS_CONSTANT_(name, number, message)                         \
     if (PyModule_AddIntConstant(m, #name, name) != 0)                          \
         return -1;
     MPIDHT_STATUS_LIST(MPIDHT_STATUS_CONSTANT_)

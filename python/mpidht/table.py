@@ -62,6 +62,11 @@ class Status(enum.IntEnum):
     ERR_FILE_MISMATCH = 25
     ERR_FILE_CORRUPT = 26
     ERR_CONCURRENT_USE = 27
+    ERR_TIMEOUT = 28
+    ERR_STRUCT_SIZE = 29
+    ERR_UNKNOWN_EVICTION = 30
+    ERR_TIMEOUT_SETTING = 31
+    ERR_UPDATE_ACTION = 32
 
 
 class Error(RuntimeError):
@@ -93,6 +98,14 @@ class Window(enum.IntEnum):
     CREATE = 3
 
 
+class Eviction(enum.IntEnum):
+    """Which entry a write overwrites when every candidate of its key holds
+    another key (``mpidht_eviction_t``)."""
+
+    RECENCY = 0  #: the one written or read longest ago
+    LAST = 1     #: always the last candidate (the paper's table)
+
+
 class RestoreReport(NamedTuple):
     """What ``Table.restore`` loaded, summed over all processes."""
 
@@ -110,9 +123,40 @@ class WriteOutcome(enum.IntEnum):
     EVICTED = 2
 
 
+class UpdateOutcome(enum.IntEnum):
+    """What an update did (``mpidht_update_outcome_t``)."""
+
+    KEPT = 0      #: the function kept the key (or deleted an absent one)
+    INSERTED = 1  #: stored; the key was absent
+    UPDATED = 2   #: stored; the key was present
+    EVICTED = 3   #: stored over another key's entry
+    REMOVED = 4   #: deleted a present key
+
+
+class _Keep:
+    """The type of ``KEEP``."""
+
+    _instance: Optional["_Keep"] = None
+
+    def __new__(cls) -> "_Keep":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "mpidht.KEEP"
+
+
+#: Returned by an update function to leave the key as it is.
+KEEP = _Keep()
+
 ProtocolLike = Union[Protocol, str]  # or "coarse", "fine", "lockfree"
+EvictionLike = Union[Eviction, str]  # or "recency", "last"
 WindowLike = Union[Window, str]  # or "auto", "shared", "allocate", "create"
 BytesLike = Union[bytes, bytearray, memoryview, npt.NDArray[Any]]
+#: An update function: the current value (None if absent) to the new one
+#: (bytes-like of value_size bytes), None to delete the key, or KEEP.
+UpdateFunction = Callable[[Optional[bytes]], Union[BytesLike, None, _Keep]]
 
 
 def _to_enum(kind: Type[enum.IntEnum], value: object, what: str) -> int:
@@ -208,14 +252,22 @@ class Table:
         window: ``"auto"`` (default), ``"shared"``, ``"allocate"`` or
             ``"create"``.
         candidates: buckets probed per key, 1 .. 16; 0 for the default (6).
+        eviction: ``"recency"`` (default) or ``"last"`` (``Eviction``).
+        timeout: seconds a call waits for a lock, or for another process's
+            write of the same key, before it raises ``Error`` with status
+            ``ERR_TIMEOUT`` (fine and lock-free protocols); 0 waits for
+            ever. Default 60.
         hash: a function of a key (bytes) returning an int, of which the low
             64 bits place the key; it must give the same result for the same
             bytes on every process. None (default) uses XXH3-64 in C, which
             is much faster than any Python function.
 
-    Sizes, protocol, window, candidates and hash must be equal on every
-    process. A hash that raises makes the call that used it raise the same
-    exception; what that call did to the table is then unspecified.
+    Sizes, protocol, window, candidates, eviction and hash must be equal on
+    every process. Every protocol is linearizable per key: a read returns
+    the latest completed write of its key (or a miss after a remove or an
+    eviction), never a torn or foreign value, and an update is atomic. A
+    hash that raises makes the call that used it raise the same exception;
+    what that call did to the table is then unspecified.
 
     Raises:
         Error: the library refused (its message says why) or failed; on every
@@ -227,6 +279,7 @@ class Table:
     def __init__(self, comm: MPI.Comm, key_size: int, value_size: int,
                  memory_per_process: int, *, protocol: ProtocolLike = "lockfree",
                  window: WindowLike = "auto", candidates: int = 0,
+                 eviction: EvictionLike = "recency", timeout: float = 60.0,
                  hash: Optional[Callable[[bytes], int]] = None) -> None:
         if not isinstance(comm, MPI.Comm):
             raise TypeError(f"comm must be an mpi4py communicator, got {type(comm).__name__}")
@@ -236,12 +289,16 @@ class Table:
         proto = _to_enum(Protocol, protocol, "protocol")
         win = _to_enum(Window, window, "window")
         cand = _check_size(candidates, "candidates")
+        evict = _to_enum(Eviction, eviction, "eviction")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.floating)):
+            raise TypeError(f"timeout must be a number of seconds, got {type(timeout).__name__}")
         if hash is not None:
             _check_hash(comm, hash, self._key_size)
         try:
             with _library_errors():
                 self._table = _core.Table(_comm_handle(comm), self._key_size, self._value_size,
-                                          memory, proto, win, cand, hash)
+                                          memory, proto, win, cand, evict, float(timeout),
+                                          hash)
         except OverflowError as e:
             raise ValueError(f"a size is too large: {e}") from None
 
@@ -291,6 +348,19 @@ class Table:
         with _library_errors():
             return bool(self._table.remove(key))
 
+    def update(self, key: BytesLike, fn: UpdateFunction) -> UpdateOutcome:
+        """Atomic read-modify-write of ``key`` (``mpidht_update``).
+
+        ``fn`` is called once with the current value (bytes, or None if the
+        key is absent) while the key is locked against every other write,
+        update and remove of it, on any process; it returns the new value
+        (value_size bytes), None to delete the key, or ``KEEP``. It must be
+        quick and must not use the table. An exception in ``fn`` (or a result
+        of another type or size) leaves the key as it was and is raised.
+        """
+        with _library_errors():
+            return UpdateOutcome(self._table.update(key, lambda _, old: fn(old), KEEP))
+
     # -- many keys --------------------------------------------------------
 
     def read_many(self, keys: npt.ArrayLike
@@ -333,6 +403,30 @@ class Table:
         with _library_errors():
             self._table.write_batch(n, k, v, outcomes)
         return outcomes
+
+    def update_many(self, keys: npt.ArrayLike,
+                    fn: Callable[[int, Optional[bytes]], Union[BytesLike, None, _Keep]]
+                    ) -> npt.NDArray[np.uint8]:
+        """Updates n keys at once (``mpidht_update_batch``), in row order.
+
+        ``fn(i, value)`` is called for row i as ``update`` calls its
+        function; rows see the rows before them (a key repeated in the batch
+        sees its earlier rows' results).
+
+        Returns:
+            A uint8 array of n ``UpdateOutcome`` values.
+        """
+        n, k = _rows(keys, self._key_size, "keys")
+        outcomes = np.zeros(n, dtype=np.uint8)
+        with _library_errors():
+            self._table.update_batch(n, k, fn, KEEP, outcomes)
+        return outcomes
+
+    def clear(self) -> None:
+        """Collective: empties the table on every process; the statistics
+        stay. No operation may be in flight anywhere."""
+        with _library_errors():
+            self._table.clear()
 
     # -- local entries, dump and restore ------------------------------------
 

@@ -2,4 +2,4 @@
 mpidht as the surrogate cache of its PHREEQC chemistry. Run
 ``python -m mpidht_sim --help``."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

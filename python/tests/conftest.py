@@ -65,11 +65,9 @@ def values_for(ids: npt.ArrayLike, writer: int, value_size: int = 32) -> npt.NDA
     return out.view(np.uint8).reshape(ids.size, value_size)
 
 
-def take_turns(comm: MPI.Intracomm, protocol: str) -> Iterator[bool]:
-    """Yields, once per turn, whether this rank writes in it. Lock-free
-    writers take turns (two racing inserts may lose one, by design); the
-    locking protocols write all at once."""
-    turns = comm.Get_size() if protocol == "lockfree" else 1
-    for turn in range(turns):
-        yield protocol != "lockfree" or turn == comm.Get_rank()
+def in_turn(comm: MPI.Intracomm) -> Iterator[bool]:
+    """Yields, once per rank, whether it is this rank's turn, with a
+    barrier after each: for tests that need one global order of writes."""
+    for turn in range(comm.Get_size()):
+        yield turn == comm.Get_rank()
         comm.Barrier()

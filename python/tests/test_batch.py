@@ -7,7 +7,7 @@ import pytest
 from mpi4py import MPI
 
 import mpidht
-from conftest import keys_for, scaled, take_turns, values_for
+from conftest import in_turn, keys_for, scaled, values_for
 
 WRITES = scaled(400, 80)
 KEY_SPACE = WRITES * 5 // 8  # ids written
@@ -15,10 +15,12 @@ TABLE_BUCKETS = WRITES * 3 // 10  # fewer than the keys: collisions
 
 
 def small_pair(comm: MPI.Intracomm, protocol: str) -> tuple[mpidht.Table, mpidht.Table]:
-    """Two identical tables of TABLE_BUCKETS buckets in all."""
+    """Two identical tables of TABLE_BUCKETS buckets in all. Eviction by
+    candidate order: recency stamps are milliseconds of wall time, so two
+    tables written at different instants may pick different victims."""
     memory = TABLE_BUCKETS * 64 // comm.Get_size()
-    return (mpidht.Table(comm, 16, 32, memory, protocol=protocol),
-            mpidht.Table(comm, 16, 32, memory, protocol=protocol))
+    return (mpidht.Table(comm, 16, 32, memory, protocol=protocol, eviction="last"),
+            mpidht.Table(comm, 16, 32, memory, protocol=protocol, eviction="last"))
 
 
 def batch_cuts(total: int) -> list[int]:
@@ -41,7 +43,7 @@ def test_batches_match_single_calls(comm: MPI.Intracomm, protocol: str) -> None:
     with single, batched:
         # One rank at a time under every protocol: both tables must see
         # the same order of writes.
-        for mine in take_turns(comm, "lockfree"):
+        for mine in in_turn(comm):
             if not mine:
                 continue
             one = [single.write(k, v) for k, v in zip(keys, values)]
@@ -100,9 +102,8 @@ def test_large_and_small_batches(table: mpidht.Table, comm: MPI.Intracomm,
                                  protocol: str, n: int) -> None:
     """Batches beyond one internal chunk (1024 keys) come back whole."""
     ids = np.arange(n) + 10_000 * comm.Get_rank()
-    for mine in take_turns(comm, protocol):
-        if mine:
-            table.write_many(keys_for(ids), values_for(ids, comm.Get_rank()))
+    table.write_many(keys_for(ids), values_for(ids, comm.Get_rank()))
+    comm.Barrier()
     got, found = table.read_many(keys_for(ids))
     assert found.all()
     assert np.array_equal(got, values_for(ids, comm.Get_rank()))

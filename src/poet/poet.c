@@ -114,7 +114,7 @@ int DHT_free(DHT *table, int *collision_counter, int *readerror_counter)
 {
     if (!table)
         return DHT_MPI_ERROR;
-    mpidht_stats_t s;
+    mpidht_stats_t s = MPIDHT_STATS_INIT;
     if (mpidht_stats_local(table->table, &s) == MPIDHT_OK) {
         if (collision_counter)
             *collision_counter = clamp(s.evictions);
@@ -130,7 +130,7 @@ int DHT_print_statistics(DHT *table)
 {
     if (!table)
         return DHT_MPI_ERROR;
-    mpidht_stats_t s;
+    mpidht_stats_t s = MPIDHT_STATS_INIT;
     table->last = mpidht_stats_global(table->table, &s);
     if (table->last != MPIDHT_OK)
         return DHT_MPI_ERROR;

@@ -70,10 +70,9 @@ static inline table_digest_t digest_ids(uint64_t n, size_t key_size, size_t valu
 
 /* Writes ids [0, n), dealt round-robin to the ranks, with values of the
  * given salt, in batches (few round trips: MPICH is slow with more ranks
- * than cores); lock-free writers take turns (see test_my_turn). Checks
- * that nothing was evicted. */
-static inline void fill_ids(mpidht_t *table, mpidht_protocol_t protocol, uint64_t n,
-                            size_t key_size, size_t value_size, uint64_t salt)
+ * than cores), every rank at once. Checks that nothing was evicted. */
+static inline void fill_ids(mpidht_t *table, uint64_t n, size_t key_size,
+                            size_t value_size, uint64_t salt)
 {
     enum { BATCH = 256 };
     unsigned char *keys = malloc(BATCH * key_size), *values = malloc(BATCH * value_size);
@@ -81,21 +80,18 @@ static inline void fill_ids(mpidht_t *table, mpidht_protocol_t protocol, uint64_
     CHECK(keys && values);
     int rank = test_rank(), size = test_size();
     uint64_t evicted = 0, evicted_all = 0;
-    for (int turn = 0; turn < size; ++turn) {
-        size_t count = 0;
-        for (uint64_t id = (uint64_t)rank; test_my_turn(protocol, turn) && id < n;
-             id += (uint64_t)size) {
-            test_fill(keys + count * key_size, key_size, id, 1);
-            test_fill(values + count * value_size, value_size, id, salt);
-            if (++count < BATCH && id + (uint64_t)size < n)
-                continue;
-            CHECK_OK(mpidht_write_batch(table, count, keys, values, outcomes));
-            for (size_t i = 0; i < count; ++i)
-                evicted += outcomes[i] == MPIDHT_WRITE_EVICTED;
-            count = 0;
-        }
-        MPI_Barrier(MPI_COMM_WORLD);
+    size_t count = 0;
+    for (uint64_t id = (uint64_t)rank; id < n; id += (uint64_t)size) {
+        test_fill(keys + count * key_size, key_size, id, 1);
+        test_fill(values + count * value_size, value_size, id, salt);
+        if (++count < BATCH && id + (uint64_t)size < n)
+            continue;
+        CHECK_OK(mpidht_write_batch(table, count, keys, values, outcomes));
+        for (size_t i = 0; i < count; ++i)
+            evicted += outcomes[i] == MPIDHT_WRITE_EVICTED;
+        count = 0;
     }
+    MPI_Barrier(MPI_COMM_WORLD);
     MPI_Allreduce(&evicted, &evicted_all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     CHECK(evicted_all == 0);
     free(keys);

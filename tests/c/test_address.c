@@ -1,9 +1,11 @@
 /*
  * Unit tests of the addressing derivation (src/address.c), without MPI:
  * every result in range for table sizes 1 .. 2^32 and process counts
- * 1 .. 2^31-1, exact 128-bit products at the edges, spread of targets and
- * first candidates, and no correlation between the two.
+ * 1 .. 2^32-1, candidates always distinct, exact 128-bit products at the
+ * edges, hosts chosen in proportion to their buckets, spread of first
+ * candidates, and no correlation between host and candidate.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -32,20 +34,23 @@ static void test_ranges(void)
                                        UINT64_C(1) << 32};
     static const uint64_t hashes[] = {0, 1, UINT64_MAX, UINT64_MAX - 1,
                                       UINT64_C(1) << 63, UINT64_C(0x00ff00ff00ff00ff)};
-    static const uint32_t hosts[] = {1, 2, 3, 4, 7, 1000, 0x7fffffff, UINT32_MAX};
     for (size_t b = 0; b < sizeof buckets / sizeof *buckets; ++b) {
         for (size_t h = 0; h < sizeof hashes / sizeof *hashes; ++h) {
             uint32_t idx[16];
-            mpidht_address_candidates(hashes[h], buckets[b], 16, idx);
-            for (int j = 0; j < 16; ++j)
+            unsigned n = mpidht_address_candidates(hashes[h], buckets[b], 16, idx);
+            EXPECT(n == (buckets[b] < 16 ? buckets[b] : 16));
+            for (unsigned j = 0; j < n; ++j) {
                 EXPECT((uint64_t)idx[j] < buckets[b]);
+                for (unsigned k = 0; k < j; ++k)
+                    EXPECT(idx[k] != idx[j]);
+            }
         }
         /* Many hashes: the largest index must reach the top of the table. */
         uint64_t top = 0;
         for (uint64_t i = 0; i < 20000; ++i) {
             uint32_t idx[6];
-            mpidht_address_candidates(mpidht_mix64(i), buckets[b], 6, idx);
-            for (int j = 0; j < 6; ++j)
+            unsigned n = mpidht_address_candidates(mpidht_mix64(i), buckets[b], 6, idx);
+            for (unsigned j = 0; j < n; ++j)
                 if (idx[j] > top)
                     top = idx[j];
         }
@@ -55,37 +60,59 @@ static void test_ranges(void)
         else
             EXPECT(top >= buckets[b] - buckets[b] / 1000);
     }
-    for (size_t n = 0; n < sizeof hosts / sizeof *hosts; ++n)
+    /* Hosts: in range for any count, whatever the hash. */
+    static const uint32_t hosts[] = {1, 2, 3, 4, 7, 1000, 100000};
+    static uint64_t first[100001];
+    for (size_t n = 0; n < sizeof hosts / sizeof *hosts; ++n) {
+        for (uint32_t i = 0; i <= hosts[n]; ++i)
+            first[i] = (uint64_t)i * (UINT64_C(1) << 32); /* the largest ranges */
         for (size_t h = 0; h < sizeof hashes / sizeof *hashes; ++h)
-            EXPECT(mpidht_address_target(hashes[h], hosts[n]) < hosts[n]);
-    EXPECT(mpidht_address_target(UINT64_MAX, 1) == 0);
-}
-
-static void test_candidates_differ(void)
-{
-    /* In a large table the candidates of one key are almost never equal. */
-    unsigned equal = 0;
-    for (uint64_t i = 0; i < 10000; ++i) {
-        uint32_t idx[6];
-        mpidht_address_candidates(i, UINT64_C(1) << 24, 6, idx);
-        for (int a = 0; a < 6; ++a)
-            for (int b = a + 1; b < 6; ++b)
-                equal += idx[a] == idx[b];
+            EXPECT(mpidht_address_host(hashes[h], first, hosts[n]) < hosts[n]);
     }
-    EXPECT(equal < 5);
 }
 
-/* Joint histogram of (target, first candidate) for consecutive integer
+static void test_small_hosts_offer_every_bucket(void)
+{
+    for (uint64_t buckets = 1; buckets < 6; ++buckets) {
+        uint32_t idx[6];
+        EXPECT(mpidht_address_candidates(99, buckets, 6, idx) == buckets);
+        unsigned seen = 0;
+        for (uint64_t j = 0; j < buckets; ++j)
+            seen |= 1u << idx[j];
+        EXPECT(seen == (1u << buckets) - 1);
+    }
+}
+
+/* Hosts of very different sizes receive keys in proportion to their
+ * buckets (the uneven-memory case). */
+static void test_host_proportional(void)
+{
+    enum { N = 2000000 };
+    static const uint64_t first[] = {0, 2000, 202000, 202000 + 50000, 252001};
+    const uint32_t hosts = 4;
+    unsigned got[4] = {0};
+    for (uint64_t i = 0; i < N; ++i)
+        got[mpidht_address_host(i, first, hosts)]++;
+    for (uint32_t h = 0; h < hosts; ++h) {
+        double expect = (double)N * (double)(first[h + 1] - first[h]) / (double)first[hosts];
+        double tolerance = 5 * sqrt(expect) + 1;
+        EXPECT(fabs(got[h] - expect) < tolerance);
+    }
+    EXPECT(got[3] < 40); /* one bucket out of 252001 */
+}
+
+/* Joint histogram of (host, first candidate) for consecutive integer
  * hashes, the worst case for a derivation that slices raw hash bits:
- * every cell must be near the mean, i.e. target and index independent. */
+ * every cell must be near the mean, i.e. host and index independent. */
 static void test_target_index_independent(void)
 {
     enum { HOSTS = 4, BUCKETS = 8, N = 64000 };
+    static const uint64_t first[HOSTS + 1] = {0, 8, 16, 24, 32};
     unsigned cell[HOSTS][BUCKETS] = {{0}};
     unsigned per_target[HOSTS] = {0};
     for (uint64_t i = 0; i < N; ++i) {
         uint32_t idx;
-        uint32_t target = mpidht_address_target(i, HOSTS);
+        uint32_t target = mpidht_address_host(i, first, HOSTS);
         mpidht_address_candidates(i, BUCKETS, 1, &idx);
         cell[target][idx]++;
         per_target[target]++;
@@ -118,7 +145,7 @@ static void test_deterministic(void)
         EXPECT(a[j] == c[j]);
     /* count 0 writes nothing. */
     uint32_t untouched = 12345;
-    mpidht_address_candidates(1, 10, 0, &untouched);
+    EXPECT(mpidht_address_candidates(1, 10, 0, &untouched) == 0);
     EXPECT(untouched == 12345);
 }
 
@@ -126,7 +153,8 @@ int main(void)
 {
     test_mulhi_edges();
     test_ranges();
-    test_candidates_differ();
+    test_small_hosts_offer_every_bucket();
+    test_host_proportional();
     test_target_index_independent();
     test_deterministic();
     return unit_result("address");

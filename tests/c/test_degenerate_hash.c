@@ -51,7 +51,7 @@ int main(int argc, char **argv)
                 CHECK_OK(mpidht_read(table, key, out));
                 CHECK(memcmp(out, value, 16) == 0);
             }
-            mpidht_stats_t st;
+            mpidht_stats_t st = MPIDHT_STATS_INIT;
             CHECK_OK(mpidht_stats_local(table, &st));
             CHECK(st.evictions > 0);
         }

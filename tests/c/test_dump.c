@@ -44,8 +44,8 @@ static void round_trips(const char *file)
     for (int s = 0; s < TEST_PROTOCOL_COUNT; ++s) {
         mpidht_protocol_t from = test_protocols[s];
         mpidht_t *source = make_table(from, roomy());
-        fill_ids(source, from, IDS, KEY, VALUE, SALT);
-        mpidht_stats_t before, after;
+        fill_ids(source, IDS, KEY, VALUE, SALT);
+        mpidht_stats_t before = MPIDHT_STATS_INIT, after = MPIDHT_STATS_INIT;
         CHECK_OK(mpidht_stats_local(source, &before));
         CHECK_OK(mpidht_dump(source, file));
         CHECK_OK(mpidht_stats_local(source, &after));
@@ -57,7 +57,7 @@ static void round_trips(const char *file)
             TEST_CONTEXT("restoring a %s dump into a %s table",
                          mpidht_protocol_name(from), mpidht_protocol_name(to));
             mpidht_t *target = make_table(to, roomy() * 2);
-            mpidht_restore_report_t r;
+            mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
             CHECK_OK(mpidht_restore(target, file, &r));
             check_report(&r, IDS, IDS, 0, 0);
             CHECK(digest_equal(digest_table(target, KEY, VALUE), expect));
@@ -81,7 +81,7 @@ static void round_trips(const char *file)
     }
     TEST_CONTEXT("restoring into a table too small for the dump");
     mpidht_t *small = make_table(MPIDHT_PROTOCOL_FINE, (size_t)IDS / 2 / test_size() * 128);
-    mpidht_restore_report_t r;
+    mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
     CHECK_OK(mpidht_restore(small, file, &r));
     CHECK(r.entries == IDS && r.evicted > 0);
     CHECK(r.inserted + r.updated + r.evicted == IDS);
@@ -95,7 +95,7 @@ static void empty_and_hostless(const char *file)
     TEST_CONTEXT("dumping an empty table");
     mpidht_t *table = make_table(MPIDHT_PROTOCOL_LOCKFREE, 4096);
     CHECK_OK(mpidht_dump(table, file));
-    mpidht_restore_report_t r;
+    mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
     CHECK_OK(mpidht_restore(table, file, &r));
     check_report(&r, 0, 0, 0, 0);
     CHECK(digest_table(table, KEY, VALUE).entries == 0);
@@ -106,7 +106,7 @@ static void empty_and_hostless(const char *file)
      * restore (they read blocks and route them). */
     size_t memory = test_rank() == 0 ? roomy() * (size_t)test_size() : 0;
     mpidht_t *hosted = make_table(MPIDHT_PROTOCOL_COARSE, memory);
-    fill_ids(hosted, MPIDHT_PROTOCOL_COARSE, IDS, KEY, VALUE, SALT);
+    fill_ids(hosted, IDS, KEY, VALUE, SALT);
     CHECK_OK(mpidht_dump(hosted, file));
     CHECK_OK(mpidht_free(&hosted));
     mpidht_t *everywhere = make_table(MPIDHT_PROTOCOL_LOCKFREE, roomy());
@@ -122,12 +122,12 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     if (argc == 3 && strcmp(argv[1], "write") == 0) {
         mpidht_t *table = make_table(MPIDHT_PROTOCOL_LOCKFREE, roomy());
-        fill_ids(table, MPIDHT_PROTOCOL_LOCKFREE, IDS, KEY, VALUE, SALT);
+        fill_ids(table, IDS, KEY, VALUE, SALT);
         CHECK_OK(mpidht_dump(table, argv[2]));
         CHECK_OK(mpidht_free(&table));
     } else if (argc == 3 && strcmp(argv[1], "read") == 0) {
         mpidht_t *table = make_table(MPIDHT_PROTOCOL_COARSE, roomy());
-        mpidht_restore_report_t r;
+        mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
         CHECK_OK(mpidht_restore(table, argv[2], &r));
         check_report(&r, IDS, IDS, 0, 0);
         CHECK(digest_equal(digest_table(table, KEY, VALUE),

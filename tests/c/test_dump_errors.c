@@ -80,9 +80,9 @@ static void refuse(mpidht_t *table, const char *path, mpidht_status_t expected,
 {
     TEST_CONTEXT("restoring %s", what);
     table_digest_t before = digest_table(table, KEY, VALUE);
-    mpidht_stats_t stats_before, stats_after;
+    mpidht_stats_t stats_before = MPIDHT_STATS_INIT, stats_after = MPIDHT_STATS_INIT;
     CHECK_OK(mpidht_stats_local(table, &stats_before));
-    mpidht_restore_report_t r = {7, 7, 7, 7};
+    mpidht_restore_report_t r = {sizeof r, 7, 7, 7, 7};
     CHECK_STATUS(mpidht_restore(table, path, &r), expected);
     CHECK(r.entries == 7 && r.inserted == 7); /* untouched on failure */
     CHECK(digest_equal(digest_table(table, KEY, VALUE), before));
@@ -168,7 +168,7 @@ int main(int argc, char **argv)
     snprintf(good, sizeof good, "dump_errors_np%d.mpidht", test_size());
     snprintf(bad, sizeof bad, "dump_errors_np%d.bad", test_size());
     mpidht_t *source = make_table(KEY, VALUE);
-    fill_ids(source, MPIDHT_PROTOCOL_FINE, IDS, KEY, VALUE, 3);
+    fill_ids(source, IDS, KEY, VALUE, 3);
     CHECK_OK(mpidht_dump(source, good));
     CHECK_OK(mpidht_free(&source));
 

@@ -43,10 +43,10 @@ int main(int argc, char **argv)
     const char *file = argv[2];
     mpidht_t *table = make_table();
     if (strcmp(argv[1], "prepare") == 0) {
-        fill_ids(table, MPIDHT_PROTOCOL_LOCKFREE, entries(), KEY, VALUE, 11);
+        fill_ids(table, entries(), KEY, VALUE, 11);
         CHECK_OK(mpidht_dump(table, file));
     } else if (strcmp(argv[1], "loop") == 0 && argc == 4) {
-        fill_ids(table, MPIDHT_PROTOCOL_LOCKFREE, entries(), KEY, VALUE, 12);
+        fill_ids(table, entries(), KEY, VALUE, 12);
         char pidfile[512];
         snprintf(pidfile, sizeof pidfile, "%s/pid.%d", argv[3], test_rank());
         FILE *f = fopen(pidfile, "w");
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
         for (;;) /* until killed */
             CHECK_OK(mpidht_dump(table, file));
     } else if (strcmp(argv[1], "verify") == 0) {
-        mpidht_restore_report_t r;
+        mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
         CHECK_OK(mpidht_restore(table, file, &r));
         table_digest_t got = digest_table(table, KEY, VALUE);
         table_digest_t first = digest_ids(entries(), KEY, VALUE, 11);

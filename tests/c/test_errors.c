@@ -31,18 +31,29 @@ static void expect_create(const mpidht_params_t *p, mpidht_status_t status, int 
 }
 #define EXPECT_CREATE(p, status) expect_create(p, status, __LINE__)
 
+static const mpidht_status_t all_statuses[] = {
+#define STATUS_(name, number, message) name,
+    MPIDHT_STATUS_LIST(STATUS_)
+#undef STATUS_
+};
+
 static void status_messages(void)
 {
-    for (int s = 0; s < MPIDHT_STATUS_COUNT_; ++s) {
-        const char *m = mpidht_strerror((mpidht_status_t)s);
+    size_t count = sizeof all_statuses / sizeof *all_statuses;
+    for (size_t s = 0; s < count; ++s) {
+        CHECK(all_statuses[s] == (mpidht_status_t)s); /* numbered in order */
+        const char *m = mpidht_strerror(all_statuses[s]);
         CHECK(m && *m && strcmp(m, "unknown status") != 0);
-        for (int o = 0; o < s; ++o)
-            CHECK(strcmp(m, mpidht_strerror((mpidht_status_t)o)) != 0);
+        for (size_t o = 0; o < s; ++o)
+            CHECK(strcmp(m, mpidht_strerror(all_statuses[o])) != 0);
+        CHECK(strstr(m, "MPIDHT_MAX_") == NULL || strstr(m, "(MPIDHT_MAX_") != NULL);
     }
     CHECK(strcmp(mpidht_strerror((mpidht_status_t)-1), "unknown status") == 0);
-    CHECK(strcmp(mpidht_strerror(MPIDHT_STATUS_COUNT_), "unknown status") == 0);
+    CHECK(strcmp(mpidht_strerror((mpidht_status_t)count), "unknown status") == 0);
     CHECK(strcmp(mpidht_protocol_name((mpidht_protocol_t)99), "unknown") == 0);
     CHECK(strcmp(mpidht_window_name((mpidht_window_kind_t)99), "unknown") == 0);
+    CHECK(strcmp(mpidht_eviction_name(MPIDHT_EVICT_LAST), "last") == 0);
+    CHECK(strcmp(mpidht_eviction_name((mpidht_eviction_t)99), "unknown") == 0);
     CHECK_STATUS(mpidht_params_init(NULL), MPIDHT_ERR_NULL_ARGUMENT);
 }
 
@@ -90,7 +101,7 @@ static void bad_create_arguments(void)
     {
         /* Exactly 2^32 buckets of over 1 KiB: addressable, but over 4 TiB,
          * more than any node's memory. */
-        mpidht_info_t info;
+        mpidht_info_t info = MPIDHT_INFO_INIT;
         p.value_size = 1024;
         p.memory_per_process = 64 * 1024;
         CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
@@ -149,8 +160,8 @@ static void bad_operation_arguments(void)
     mpidht_params_t p = test_params(MPIDHT_PROTOCOL_FINE, 8, 8, 4096);
     mpidht_t *table = NULL;
     unsigned char key[8] = {1}, value[8] = {2};
-    mpidht_stats_t stats;
-    mpidht_info_t info;
+    mpidht_stats_t stats = MPIDHT_STATS_INIT;
+    mpidht_info_t info = MPIDHT_INFO_INIT;
 
     CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
     CHECK_STATUS(mpidht_read(table, NULL, value), MPIDHT_ERR_NULL_ARGUMENT);

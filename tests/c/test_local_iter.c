@@ -16,7 +16,7 @@ static void check_exact_content(mpidht_protocol_t protocol)
     mpidht_params_t p = test_params(protocol, KEY, VALUE, 1 << 20);
     mpidht_t *table = NULL;
     CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
-    fill_ids(table, protocol, IDS, KEY, VALUE, 2);
+    fill_ids(table, IDS, KEY, VALUE, 2);
     CHECK(digest_equal(digest_table(table, KEY, VALUE), digest_ids(IDS, KEY, VALUE, 2)));
 
     static const size_t rows[] = {1, 2, 10000};
@@ -45,7 +45,7 @@ static void check_exact_content(mpidht_protocol_t protocol)
         CHECK(all == IDS);
     }
     TEST_CONTEXT("%s", "");
-    mpidht_stats_t stats;
+    mpidht_stats_t stats = MPIDHT_STATS_INIT;
     CHECK_OK(mpidht_stats_local(table, &stats));
     CHECK(stats.reads == 0); /* iteration is not counted as reads */
     free(keys);
@@ -107,7 +107,7 @@ static void check_rejections(void)
     mpidht_params_t p = test_params(MPIDHT_PROTOCOL_LOCKFREE, KEY, VALUE, 1 << 16);
     mpidht_t *table = NULL;
     CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
-    mpidht_info_t info;
+    mpidht_info_t info = MPIDHT_INFO_INIT;
     CHECK_OK(mpidht_get_info(table, &info));
     unsigned char keys[KEY], values[VALUE];
     uint64_t cursor = 0;

@@ -16,14 +16,12 @@ int main(int argc, char **argv)
         mpidht_t *table = NULL;
         CHECK_OK(mpidht_create(MPI_COMM_WORLD, &params, &table));
         unsigned char key[12], value[20], out[20];
-        for (int turn = 0; turn < size; ++turn) {
-            for (uint64_t i = 0; test_my_turn(test_protocols[p], turn) && i < KEYS; ++i) {
-                test_fill(key, 12, (uint64_t)rank * KEYS + i, 1);
-                test_fill(value, 20, (uint64_t)rank * KEYS + i, 2);
-                CHECK_OK(mpidht_write(table, key, value, NULL));
-            }
-            MPI_Barrier(MPI_COMM_WORLD);
+        for (uint64_t i = 0; i < KEYS; ++i) {
+            test_fill(key, 12, (uint64_t)rank * KEYS + i, 1);
+            test_fill(value, 20, (uint64_t)rank * KEYS + i, 2);
+            CHECK_OK(mpidht_write(table, key, value, NULL));
         }
+        MPI_Barrier(MPI_COMM_WORLD);
         /* Remove the even keys of the next rank. */
         int other = (rank + 1) % size;
         for (uint64_t i = 0; i < KEYS; i += 2) {
@@ -32,29 +30,27 @@ int main(int argc, char **argv)
             CHECK_STATUS(mpidht_remove(table, key), MPIDHT_NOT_FOUND);
         }
         MPI_Barrier(MPI_COMM_WORLD);
-        for (int turn = 0; turn < size; ++turn) {
-            for (uint64_t i = 0; test_my_turn(test_protocols[p], turn) && i < KEYS; ++i) {
-                uint64_t id = (uint64_t)rank * KEYS + i;
-                test_fill(key, 12, id, 1);
-                if (i % 2 == 0) {
-                    CHECK_STATUS(mpidht_read(table, key, out), MPIDHT_NOT_FOUND);
-                    test_fill(value, 20, id, 3);
-                    mpidht_write_outcome_t outcome;
-                    CHECK_OK(mpidht_write(table, key, value, &outcome));
-                    CHECK(outcome == MPIDHT_WRITE_INSERTED);
-                    CHECK_OK(mpidht_read(table, key, out));
-                    CHECK(memcmp(out, value, 20) == 0);
-                } else {
-                    test_fill(value, 20, id, 2);
-                    CHECK_OK(mpidht_read(table, key, out));
-                    CHECK(memcmp(out, value, 20) == 0);
-                }
+        for (uint64_t i = 0; i < KEYS; ++i) {
+            uint64_t id = (uint64_t)rank * KEYS + i;
+            test_fill(key, 12, id, 1);
+            if (i % 2 == 0) {
+                CHECK_STATUS(mpidht_read(table, key, out), MPIDHT_NOT_FOUND);
+                test_fill(value, 20, id, 3);
+                mpidht_write_outcome_t outcome;
+                CHECK_OK(mpidht_write(table, key, value, &outcome));
+                CHECK(outcome == MPIDHT_WRITE_INSERTED);
+                CHECK_OK(mpidht_read(table, key, out));
+                CHECK(memcmp(out, value, 20) == 0);
+            } else {
+                test_fill(value, 20, id, 2);
+                CHECK_OK(mpidht_read(table, key, out));
+                CHECK(memcmp(out, value, 20) == 0);
             }
-            MPI_Barrier(MPI_COMM_WORLD);
         }
+        MPI_Barrier(MPI_COMM_WORLD);
         test_fill(key, 12, UINT64_C(1) << 40, 1);
         CHECK_STATUS(mpidht_remove(table, key), MPIDHT_NOT_FOUND);
-        mpidht_stats_t st;
+        mpidht_stats_t st = MPIDHT_STATS_INIT;
         CHECK_OK(mpidht_stats_local(table, &st));
         CHECK(st.removes == KEYS / 2);
         MPI_Barrier(MPI_COMM_WORLD);

@@ -22,18 +22,15 @@ static void roundtrip(mpidht_protocol_t protocol, size_t key_size, size_t value_
 
     unsigned char *key = malloc(key_size), *value = malloc(value_size),
                   *expect = malloc(value_size), *out = malloc(value_size);
-    for (int turn = 0; turn < size; ++turn) {
-        for (uint64_t i = 0; test_my_turn(protocol, turn) && i < KEYS_PER_RANK; ++i) {
-            uint64_t id = (uint64_t)rank * KEYS_PER_RANK + i;
-            test_fill(key, key_size, id, 1);
-            test_fill(value, value_size, id, 2);
-            mpidht_write_outcome_t outcome = MPIDHT_WRITE_EVICTED;
-            CHECK_OK(mpidht_write(table, key, value, &outcome));
-            CHECK(outcome == MPIDHT_WRITE_INSERTED);
-        }
-        MPI_Barrier(MPI_COMM_WORLD);
+    for (uint64_t i = 0; i < KEYS_PER_RANK; ++i) {
+        uint64_t id = (uint64_t)rank * KEYS_PER_RANK + i;
+        test_fill(key, key_size, id, 1);
+        test_fill(value, value_size, id, 2);
+        mpidht_write_outcome_t outcome = MPIDHT_WRITE_EVICTED;
+        CHECK_OK(mpidht_write(table, key, value, &outcome));
+        CHECK(outcome == MPIDHT_WRITE_INSERTED);
     }
-
+    MPI_Barrier(MPI_COMM_WORLD);
     for (int r = 0; r < size; ++r) {
         for (uint64_t i = 0; i < KEYS_PER_RANK; ++i) {
             uint64_t id = (uint64_t)r * KEYS_PER_RANK + i;

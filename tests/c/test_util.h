@@ -60,6 +60,17 @@ static const mpidht_protocol_t test_protocols[] = {
     MPIDHT_PROTOCOL_COARSE, MPIDHT_PROTOCOL_FINE, MPIDHT_PROTOCOL_LOCKFREE};
 #define TEST_PROTOCOL_COUNT 3
 
+/* The protocol named by a program argument ("coarse", "fine", "lockfree");
+ * any other name fails the test. */
+static inline mpidht_protocol_t test_protocol_arg(const char *name)
+{
+    for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p)
+        if (strcmp(name, mpidht_protocol_name(test_protocols[p])) == 0)
+            return test_protocols[p];
+    test_fail(__FILE__, __LINE__, "unknown protocol named");
+    return MPIDHT_PROTOCOL_COARSE;
+}
+
 /* Parameters for a table of fixed-size keys and values. */
 static inline mpidht_params_t test_params(mpidht_protocol_t protocol,
                                           size_t key_size, size_t value_size,
@@ -114,22 +125,6 @@ static inline int test_size(void)
     int s;
     MPI_Comm_size(MPI_COMM_WORLD, &s);
     return s;
-}
-
-/* Under the lock-free protocol two writers that race for the same free
- * bucket both store into it and one key is lost (the protocol's documented
- * behaviour, exercised by test_concurrency). Tests that expect every
- * written key to stay therefore let lock-free writers take turns:
- *
- *   for (int turn = 0; turn < test_size(); ++turn) {
- *       if (test_my_turn(protocol, turn)) { ...writes... }
- *       MPI_Barrier(MPI_COMM_WORLD);
- *   }
- *
- * Under the locking protocols every rank writes at once, in turn 0. */
-static inline bool test_my_turn(mpidht_protocol_t protocol, int turn)
-{
-    return protocol == MPIDHT_PROTOCOL_LOCKFREE ? turn == test_rank() : turn == 0;
 }
 
 #endif /* MPIDHT_TEST_UTIL_H */

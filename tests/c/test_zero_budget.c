@@ -21,20 +21,18 @@ int main(int argc, char **argv)
             continue;
         }
         CHECK_OK(mpidht_create(MPI_COMM_WORLD, &params, &table));
-        mpidht_info_t info;
+        mpidht_info_t info = MPIDHT_INFO_INIT;
         CHECK_OK(mpidht_get_info(table, &info));
         CHECK(info.hosting_processes == size - 1);
         CHECK((info.local_buckets == 0) == (rank == 0));
 
         unsigned char key[16], value[32], out[32];
-        for (int turn = 0; turn < size; ++turn) {
-            for (uint64_t i = 0; test_my_turn(test_protocols[p], turn) && i < 50; ++i) {
-                test_fill(key, 16, (uint64_t)rank * 100 + i, 3);
-                test_fill(value, 32, (uint64_t)rank * 100 + i, 4);
-                CHECK_OK(mpidht_write(table, key, value, NULL));
-            }
-            MPI_Barrier(MPI_COMM_WORLD);
+        for (uint64_t i = 0; i < 50; ++i) {
+            test_fill(key, 16, (uint64_t)rank * 100 + i, 3);
+            test_fill(value, 32, (uint64_t)rank * 100 + i, 4);
+            CHECK_OK(mpidht_write(table, key, value, NULL));
         }
+        MPI_Barrier(MPI_COMM_WORLD);
         for (int r = 0; r < size; ++r) {
             for (uint64_t i = 0; i < 50; ++i) {
                 test_fill(key, 16, (uint64_t)r * 100 + i, 3);

@@ -1,0 +1,54 @@
+/*
+ * Emptying the whole table (collective): every process zeroes the buckets
+ * it hosts with MPI_Put into its own part of the window, once every
+ * process has completed what it had pending.
+ */
+#include <stdlib.h>
+
+#include "collective.h"
+#include "engine.h"
+#include "protocol.h"
+#include "rma.h"
+
+/* Bytes zeroed per MPI_Put. */
+#define CLEAR_CHUNK ((size_t)1 << 20)
+
+static mpidht_status_t zero_own(mpidht_t *t)
+{
+    size_t bytes = (size_t)t->local_buckets * t->layout.bucket_size;
+    if (bytes == 0)
+        return MPIDHT_OK;
+    size_t chunk = bytes < CLEAR_CHUNK ? bytes : CLEAR_CHUNK;
+    unsigned char *zeros = calloc(1, chunk);
+    if (!zeros)
+        return MPIDHT_ERR_NO_MEMORY;
+    bool per_target = t->ops->lock_per_target;
+    mpidht_status_t st = per_target ? mpidht_mpi_status(MPI_Win_lock(
+                                          MPI_LOCK_EXCLUSIVE, t->rank, 0, t->win))
+                                    : MPIDHT_OK;
+    for (size_t at = 0; st == MPIDHT_OK && at < bytes; at += chunk) {
+        int len = (int)(bytes - at < chunk ? bytes - at : chunk);
+        st = mpidht_mpi_status(MPI_Put(zeros, len, MPI_BYTE, t->rank, (MPI_Aint)at, len,
+                                       MPI_BYTE, t->win));
+        if (st == MPIDHT_OK)
+            st = mpidht_rma_flush(t, t->rank); /* zeros is reused */
+    }
+    if (per_target) {
+        mpidht_status_t unlocked = mpidht_mpi_status(MPI_Win_unlock(t->rank, t->win));
+        st = st != MPIDHT_OK ? st : unlocked;
+    }
+    free(zeros);
+    return st;
+}
+
+mpidht_status_t mpidht_clear(mpidht_t *table)
+{
+    mpidht_status_t st = mpidht_check_table(table);
+    if (st != MPIDHT_OK)
+        return st;
+    /* Nothing of anyone's may still be on its way when the zeros land. */
+    st = mpidht_agree_same(table->comm, mpidht_engine_flush_all(table));
+    if (st == MPIDHT_OK)
+        st = mpidht_agree_same(table->comm, zero_own(table));
+    return st;
+}

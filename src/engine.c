@@ -1,0 +1,439 @@
+#include "engine.h"
+
+#include <math.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bucket.h"
+#include "protocol.h"
+#include "rma.h"
+
+/* A chunk holds at most this many items, and no more buckets' worth of
+ * slots than fit in about this many bytes (but always at least one). */
+enum { CHUNK_MAX_ITEMS = 1024 };
+#define CHUNK_SLOT_BYTES ((size_t)4 << 20)
+
+size_t mpidht_engine_chunk(const mpidht_t *t)
+{
+    size_t per_item = (size_t)t->candidates * t->layout.bucket_size;
+    size_t n = CHUNK_SLOT_BYTES / per_item;
+    return n < 1 ? 1 : n > CHUNK_MAX_ITEMS ? CHUNK_MAX_ITEMS : n;
+}
+
+void mpidht_engine_release(mpidht_t *t)
+{
+    mpidht_engine_t *e = t->engine;
+    if (!e)
+        return;
+    free(e->items);
+    free(e->slots);
+    free(e->dirty);
+    free(e->dirty_list);
+    free(e->refresh_pending);
+    free(e->refresh_value);
+    free(e->claim_bucket);
+    free(e->claim_run);
+    free(e->update_value);
+    free(e);
+    t->engine = NULL;
+}
+
+mpidht_status_t mpidht_engine_set_update(mpidht_t *t, size_t items, mpidht_update_fn fn,
+                                         void *user_data)
+{
+    mpidht_status_t st = mpidht_engine_reserve(t, items);
+    if (st != MPIDHT_OK)
+        return st;
+    mpidht_engine_t *e = t->engine;
+    if (!e->update_value && !(e->update_value = malloc(t->value_size)))
+        return MPIDHT_ERR_NO_MEMORY;
+    e->update_fn = fn;
+    e->update_data = user_data;
+    return MPIDHT_OK;
+}
+
+mpidht_status_t mpidht_engine_reserve(mpidht_t *t, size_t items)
+{
+    mpidht_engine_t *e = t->engine;
+    if (!e) {
+        e = calloc(1, sizeof *e);
+        if (!e)
+            return MPIDHT_ERR_NO_MEMORY;
+        t->engine = e;
+        size_t ranks = (size_t)t->comm_size;
+        e->dirty = calloc(ranks, 1);
+        e->dirty_list = calloc(ranks, sizeof *e->dirty_list);
+        e->refresh_pending = calloc(ranks, 1);
+        e->refresh_value = calloc(ranks, sizeof *e->refresh_value);
+        if (!e->dirty || !e->dirty_list || !e->refresh_pending || !e->refresh_value) {
+            mpidht_engine_release(t);
+            return MPIDHT_ERR_NO_MEMORY;
+        }
+    }
+    if (e->capacity >= items)
+        return MPIDHT_OK;
+    size_t per_item = (size_t)t->candidates * t->layout.bucket_size;
+    size_t claims = 1;
+    while (claims < 2 * items * t->candidates)
+        claims *= 2;
+    mpidht_item_t *new_items = calloc(items, sizeof *new_items);
+    unsigned char *new_slots = calloc(items, per_item);
+    uint64_t *claim_bucket = calloc(claims, sizeof *claim_bucket);
+    uint32_t *claim_run = calloc(claims, sizeof *claim_run);
+    if (!new_items || !new_slots || !claim_bucket || !claim_run) {
+        free(new_items);
+        free(new_slots);
+        free(claim_bucket);
+        free(claim_run);
+        return MPIDHT_ERR_NO_MEMORY;
+    }
+    free(e->items);
+    free(e->slots);
+    free(e->claim_bucket);
+    free(e->claim_run);
+    e->items = new_items;
+    e->slots = new_slots;
+    e->claim_bucket = claim_bucket;
+    e->claim_run = claim_run;
+    e->claim_capacity = claims;
+    e->run = 0;
+    e->capacity = items;
+    return MPIDHT_OK;
+}
+
+mpidht_item_t *mpidht_engine_item(mpidht_t *t, size_t i, mpidht_op_t op, size_t row,
+                                  const unsigned char *key, const unsigned char *value,
+                                  unsigned char *out)
+{
+    mpidht_item_t *it = &t->engine->items[i];
+    memset(it, 0, sizeof *it);
+    it->slots = t->engine->slots + i * (size_t)t->candidates * t->layout.bucket_size;
+    it->op = op;
+    it->row = row;
+    it->key = key;
+    it->value = value;
+    it->out = out;
+    it->status = MPIDHT_OK;
+    mpidht_locate(t, key, &it->addr);
+    return it;
+}
+
+void mpidht_engine_new_run(mpidht_t *t)
+{
+    mpidht_engine_t *e = t->engine;
+    if (++e->run == 0) { /* wrapped: forget every stamp */
+        memset(e->claim_run, 0, e->claim_capacity * sizeof *e->claim_run);
+        e->run = 1;
+    }
+}
+
+/* The claim table's entry for bucket (rank, index): where it is, or the
+ * empty entry where it would go. The table is at most half full. */
+static size_t claim_entry(const mpidht_engine_t *e, uint64_t bucket)
+{
+    size_t mask = e->claim_capacity - 1;
+    size_t i = (size_t)((bucket * 0x9e3779b97f4a7c15u) >> 32) & mask;
+    while (e->claim_run[i] == e->run && e->claim_bucket[i] != bucket)
+        i = (i + 1) & mask;
+    return i;
+}
+
+static uint64_t bucket_id(const mpidht_address_t *addr, unsigned i)
+{
+    return ((uint64_t)(unsigned)addr->rank << 32 | addr->index[i]) + 1;
+}
+
+bool mpidht_engine_claim(mpidht_t *t, const mpidht_item_t *item)
+{
+    mpidht_engine_t *e = t->engine;
+    const mpidht_address_t *addr = &item->addr;
+    for (unsigned i = 0; i < addr->count; ++i)
+        if (e->claim_run[claim_entry(e, bucket_id(addr, i))] == e->run)
+            return false;
+    for (unsigned i = 0; i < addr->count; ++i) {
+        size_t at = claim_entry(e, bucket_id(addr, i));
+        e->claim_bucket[at] = bucket_id(addr, i);
+        e->claim_run[at] = e->run;
+    }
+    return true;
+}
+
+/* Notes that operations to rank await completion. */
+static void touch(mpidht_t *t, int rank)
+{
+    mpidht_engine_t *e = t->engine;
+    if (!e->dirty[rank]) {
+        e->dirty[rank] = 1;
+        e->dirty_list[e->dirty_count++] = rank;
+    }
+}
+
+static mpidht_status_t flush_dirty(mpidht_t *t)
+{
+    mpidht_engine_t *e = t->engine;
+    mpidht_status_t st = MPIDHT_OK;
+    for (size_t i = 0; i < e->dirty_count; ++i) {
+        int rank = e->dirty_list[i];
+        if (st == MPIDHT_OK)
+            st = mpidht_rma_flush(t, rank);
+        e->dirty[rank] = 0;
+        e->refresh_pending[rank] = 0; /* completed by this flush too */
+    }
+    e->dirty_count = 0;
+    return st;
+}
+
+mpidht_status_t mpidht_engine_flush_all(mpidht_t *t)
+{
+    mpidht_engine_t *e = t->engine;
+    if (!e)
+        return MPIDHT_OK;
+    bool pending = e->dirty_count > 0;
+    for (int r = 0; r < t->comm_size && !pending; ++r)
+        pending = e->refresh_pending[r];
+    if (!pending || t->ops->lock_per_target)
+        return MPIDHT_OK; /* coarse epochs end with every operation */
+    mpidht_status_t st = mpidht_mpi_status(MPI_Win_flush_all(t->win));
+    memset(e->refresh_pending, 0, (size_t)t->comm_size);
+    memset(e->dirty, 0, (size_t)t->comm_size);
+    e->dirty_count = 0;
+    return st;
+}
+
+/* Sleeps for about `seconds` (at most a millisecond at a time). */
+static void pause_for(double seconds)
+{
+    if (seconds <= 0) {
+        sched_yield();
+        return;
+    }
+    if (seconds > 1e-3)
+        seconds = 1e-3;
+    struct timespec ts = {0, (long)(seconds * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* Runs the items among items[0..n) whose target is rank (all if rank < 0)
+ * to completion. */
+static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, int rank)
+{
+    const mpidht_protocol_ops_t *ops = t->ops;
+    double start = MPI_Wtime();
+    size_t left = 0;
+    for (size_t i = 0; i < n; ++i) {
+        mpidht_item_t *it = &items[i];
+        if (rank >= 0 && it->addr.rank != rank)
+            continue;
+        it->deadline = t->timeout > 0 ? start + t->timeout : INFINITY;
+        ops->start(t, it);
+        left += !it->done;
+    }
+    while (left > 0) {
+        double now = MPI_Wtime(), wake = INFINITY;
+        bool any = false, retrying = false;
+        for (size_t i = 0; i < n; ++i) {
+            mpidht_item_t *it = &items[i];
+            if (it->done || (rank >= 0 && it->addr.rank != rank))
+                continue;
+            if (it->retry_at > now) {
+                wake = it->retry_at < wake ? it->retry_at : wake;
+                continue;
+            }
+            retrying = retrying || it->attempts > 0;
+            mpidht_status_t st = ops->issue(t, it);
+            if (st != MPIDHT_OK)
+                return st;
+            it->issued = any = true;
+        }
+        mpidht_status_t st = flush_dirty(t);
+        if (st != MPIDHT_OK)
+            return st;
+        for (size_t i = 0; i < n; ++i) {
+            mpidht_item_t *it = &items[i];
+            if (!it->issued)
+                continue;
+            it->issued = false;
+            st = ops->advance(t, it);
+            if (st != MPIDHT_OK)
+                return st;
+            left -= it->done;
+        }
+        if (!any)
+            pause_for(wake - now);
+        else if (retrying)
+            sched_yield(); /* let a holder on this core run */
+    }
+    /* Releases issued by the last steps. */
+    return flush_dirty(t);
+}
+
+mpidht_status_t mpidht_engine_run(mpidht_t *t, mpidht_item_t *items, size_t n)
+{
+    if (!t->ops->lock_per_target)
+        return run_items(t, items, n, -1);
+    /* Coarse: one target at a time, ascending, under its window lock
+     * (exclusive if anything but reads goes there). */
+    for (int done = -1;;) {
+        int rank = -1;
+        bool exclusive = false;
+        for (size_t i = 0; i < n; ++i) {
+            int r = items[i].addr.rank;
+            if (r > done && (rank < 0 || r < rank)) {
+                rank = r;
+                exclusive = false;
+            }
+            if (r == rank)
+                exclusive = exclusive || (items[i].op != MPIDHT_OP_READ &&
+                                          items[i].op != MPIDHT_OP_SCAN);
+        }
+        if (rank < 0)
+            return MPIDHT_OK;
+        int type = exclusive ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED;
+        if (MPI_Win_lock(type, rank, 0, t->win) != MPI_SUCCESS)
+            return MPIDHT_ERR_MPI;
+        mpidht_status_t st = run_items(t, items, n, rank);
+        mpidht_status_t unlocked = mpidht_mpi_status(MPI_Win_unlock(rank, t->win));
+        t->engine->refresh_pending[rank] = 0;
+        if (st != MPIDHT_OK || unlocked != MPIDHT_OK)
+            return st != MPIDHT_OK ? st : unlocked;
+        done = rank;
+    }
+}
+
+mpidht_status_t mpidht_issue_get(mpidht_t *t, mpidht_item_t *it, unsigned first,
+                                 unsigned n, size_t offset, size_t len)
+{
+    const mpidht_address_t *a = &it->addr;
+    for (unsigned c = first; c < first + n; ++c) {
+        int rc = MPI_Get(mpidht_slot(t, it->slots, c) + offset, (int)len, MPI_BYTE,
+                         a->rank, mpidht_bucket_disp(t, a->index[c]) + (MPI_Aint)offset,
+                         (int)len, MPI_BYTE, t->win);
+        if (rc != MPI_SUCCESS)
+            return MPIDHT_ERR_MPI;
+    }
+    touch(t, a->rank);
+    return MPIDHT_OK;
+}
+
+mpidht_status_t mpidht_issue_get_data(mpidht_t *t, mpidht_item_t *it, unsigned first,
+                                      unsigned n)
+{
+    return mpidht_issue_get(t, it, first, n, t->layout.data_offset, t->layout.data_size);
+}
+
+mpidht_status_t mpidht_issue_get_keys(mpidht_t *t, mpidht_item_t *it, unsigned first,
+                                      unsigned n)
+{
+    return mpidht_issue_get(t, it, first, n, t->layout.meta_offset, 1 + t->key_size);
+}
+
+mpidht_status_t mpidht_issue_lock_fetch(mpidht_t *t, mpidht_item_t *it, unsigned c,
+                                        const int64_t *delta)
+{
+    const mpidht_address_t *a = &it->addr;
+    MPI_Aint disp = mpidht_bucket_disp(t, a->index[c]) + (MPI_Aint)t->layout.lock_offset;
+    int rc = MPI_Fetch_and_op(delta, &it->lock[c], MPI_INT64_T, a->rank, disp,
+                              delta ? MPI_SUM : MPI_NO_OP, t->win);
+    touch(t, a->rank);
+    return mpidht_mpi_status(rc);
+}
+
+mpidht_status_t mpidht_issue_lock_add(mpidht_t *t, mpidht_item_t *it, unsigned c,
+                                      const int64_t *delta)
+{
+    const mpidht_address_t *a = &it->addr;
+    MPI_Aint disp = mpidht_bucket_disp(t, a->index[c]) + (MPI_Aint)t->layout.lock_offset;
+    int rc = MPI_Accumulate(delta, 1, MPI_INT64_T, a->rank, disp, 1, MPI_INT64_T, MPI_SUM,
+                            t->win);
+    touch(t, a->rank);
+    return mpidht_mpi_status(rc);
+}
+
+mpidht_status_t mpidht_issue_recency_fetch(mpidht_t *t, mpidht_item_t *it)
+{
+    const mpidht_address_t *a = &it->addr;
+    for (unsigned c = 0; c < a->count; ++c) {
+        MPI_Aint disp =
+            mpidht_bucket_disp(t, a->index[c]) + (MPI_Aint)t->layout.recency_offset;
+        if (MPI_Fetch_and_op(NULL, &it->recency[c], MPI_UINT64_T, a->rank, disp,
+                             MPI_NO_OP, t->win) != MPI_SUCCESS)
+            return MPIDHT_ERR_MPI;
+    }
+    touch(t, a->rank);
+    return MPIDHT_OK;
+}
+
+mpidht_status_t mpidht_issue_store(mpidht_t *t, mpidht_item_t *it, unsigned c)
+{
+    const mpidht_address_t *a = &it->addr;
+    MPI_Aint disp = mpidht_bucket_disp(t, a->index[c]);
+    const unsigned char *b = mpidht_slot(t, it->slots, c);
+    int rc = MPI_Put(b + t->layout.data_offset, (int)t->layout.data_size, MPI_BYTE,
+                     a->rank, disp + (MPI_Aint)t->layout.data_offset,
+                     (int)t->layout.data_size, MPI_BYTE, t->win);
+    if (rc == MPI_SUCCESS && t->eviction == MPIDHT_EVICT_RECENCY) {
+        it->stamp = mpidht_now_ms(t);
+        rc = MPI_Accumulate(&it->stamp, 1, MPI_UINT64_T, a->rank,
+                            disp + (MPI_Aint)t->layout.recency_offset, 1, MPI_UINT64_T,
+                            MPI_MAX, t->win);
+    }
+    touch(t, a->rank);
+    return mpidht_mpi_status(rc);
+}
+
+mpidht_status_t mpidht_issue_clear(mpidht_t *t, mpidht_item_t *it, unsigned c)
+{
+    static const unsigned char zeros[16];
+    const mpidht_address_t *a = &it->addr;
+    int len = (int)(t->layout.meta_offset + 1 - t->layout.data_offset);
+    int rc = MPI_Put(zeros, len, MPI_BYTE, a->rank,
+                     mpidht_bucket_disp(t, a->index[c]) + (MPI_Aint)t->layout.data_offset,
+                     len, MPI_BYTE, t->win);
+    touch(t, a->rank);
+    return mpidht_mpi_status(rc);
+}
+
+mpidht_status_t mpidht_refresh(mpidht_t *t, mpidht_item_t *it, unsigned c)
+{
+    mpidht_engine_t *e = t->engine;
+    int rank = it->addr.rank;
+    if (t->eviction != MPIDHT_EVICT_RECENCY || (mpidht_random(t) & 7) != 0 ||
+        e->refresh_pending[rank])
+        return MPIDHT_OK;
+    /* The origin buffer stays untouched until a flush of rank completes
+     * the operation; until then no other refresh goes to rank. */
+    e->refresh_value[rank] = mpidht_now_ms(t);
+    e->refresh_pending[rank] = 1;
+    MPI_Aint disp =
+        mpidht_bucket_disp(t, it->addr.index[c]) + (MPI_Aint)t->layout.recency_offset;
+    return mpidht_mpi_status(MPI_Accumulate(&e->refresh_value[rank], 1, MPI_UINT64_T,
+                                            rank, disp, 1, MPI_UINT64_T, MPI_MAX,
+                                            t->win));
+}
+
+bool mpidht_item_wait(mpidht_t *t, mpidht_item_t *it)
+{
+    double now = MPI_Wtime();
+    if (now > it->deadline)
+        return false;
+    t->stats.lock_retries++;
+    unsigned k = ++it->attempts;
+    double delay = 0;
+    if (k > 2) {
+        /* 1 us doubling per attempt up to 1 ms, times a random factor in
+         * [0.5, 1.5): contenders that collided spread apart. */
+        double cap = k - 2 < 10 ? 1e-6 * (double)(1u << (k - 2)) : 1e-3;
+        delay = cap * (0.5 + (double)(mpidht_random(t) >> 11) / 9007199254740992.0);
+    }
+    it->retry_at = now + delay;
+    return true;
+}
+
+void mpidht_item_finish(mpidht_item_t *it, mpidht_status_t status, int outcome)
+{
+    it->status = status;
+    it->outcome = outcome;
+    it->done = true;
+}

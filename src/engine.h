@@ -1,0 +1,164 @@
+/*
+ * The engine every operation runs through, single or batched: each key is
+ * an item that a protocol moves through its steps. A round issues the
+ * one-sided operations of every item that is ready, completes them with
+ * one MPI_Win_flush per target touched, and lets each item look at the
+ * results and take its next step. A single call is a batch of one.
+ * Internal.
+ *
+ * Items of a write, update or remove batch whose candidate buckets
+ * overlap must not run at the same time (the outcome would depend on the
+ * order the rounds happen to take): the public calls cut such batches
+ * into runs of items with pairwise disjoint buckets (mpidht_engine_claim).
+ */
+#ifndef MPIDHT_ENGINE_H
+#define MPIDHT_ENGINE_H
+
+#include "table.h"
+
+typedef enum mpidht_op {
+    MPIDHT_OP_READ,
+    MPIDHT_OP_WRITE,
+    MPIDHT_OP_REMOVE,
+    MPIDHT_OP_UPDATE,
+    /* Gets all its "candidates" (some of the caller's own buckets, see
+     * scan.c) whole, as a read would, without looking for a key. */
+    MPIDHT_OP_SCAN
+} mpidht_op_t;
+
+typedef struct mpidht_item {
+    mpidht_address_t addr;
+    mpidht_op_t op;
+    size_t row;                   /* the key's row in the caller's batch */
+    const unsigned char *key;
+    const unsigned char *value;   /* write: the value to store */
+    unsigned char *out;           /* read: where a hit's value goes */
+    unsigned char *slots;         /* one bucket-sized slot per candidate */
+    int64_t lock[MPIDHT_MAX_CANDIDATES];     /* fetched lock words */
+    uint64_t recency[MPIDHT_MAX_CANDIDATES]; /* fetched recency words */
+    uint64_t stamp;               /* the time a write puts into recency */
+
+    int step;                     /* the protocol's state */
+    unsigned first, count;        /* the candidates a read looks at now */
+    unsigned chosen;              /* the candidate a write goes to */
+    mpidht_write_outcome_t planned; /* what the probe suggested for chosen */
+    int act;                      /* what the write step does (writer.h) */
+    uint32_t held;                /* bit c: holds the writer's lock of c */
+    uint32_t registered;          /* bit c: a registered reader of c (fine) */
+    bool issued;                  /* issued operations in this round */
+    bool done;
+
+    /* The result, when done. */
+    mpidht_status_t status;       /* MPIDHT_OK, _NOT_FOUND, _ERR_TIMEOUT, ... */
+    int outcome;                  /* mpidht_write_outcome_t or _update_outcome_t */
+    bool hit;                     /* read: found */
+
+    unsigned attempts;            /* waits so far, for the backoff */
+    double retry_at;              /* MPI_Wtime() before which it waits */
+    double deadline;              /* MPI_Wtime() after which it times out */
+} mpidht_item_t;
+
+typedef struct mpidht_engine {
+    size_t capacity;              /* items */
+    mpidht_item_t *items;
+    unsigned char *slots;         /* capacity x candidates buckets */
+    /* Targets with operations issued and not yet flushed. */
+    unsigned char *dirty;         /* [comm_size] */
+    int *dirty_list;              /* [comm_size] */
+    size_t dirty_count;
+    /* A recency refresh left pending to a target: its origin buffer. */
+    unsigned char *refresh_pending; /* [comm_size] */
+    uint64_t *refresh_value;        /* [comm_size] */
+    /* Buckets claimed by the current run of a batch: open addressing on
+     * (rank, index) + 1; an entry counts only if its run matches. */
+    size_t claim_capacity;        /* a power of two */
+    uint64_t *claim_bucket;
+    uint32_t *claim_run;
+    uint32_t run;
+    /* The update function of the call in progress, and the value_size
+     * bytes (malloc-aligned, allocated by the first update) it is given. */
+    mpidht_update_fn update_fn;
+    void *update_data;
+    unsigned char *update_value;
+} mpidht_engine_t;
+
+/* Reserves the engine for `items` items and sets the update function for
+ * the call about to run. MPIDHT_OK or MPIDHT_ERR_NO_MEMORY. */
+mpidht_status_t mpidht_engine_set_update(mpidht_t *t, size_t items, mpidht_update_fn fn,
+                                         void *user_data);
+
+/* Sets up t->engine for at least `items` items (1 for single calls; a
+ * chunk for batches: see mpidht_engine_chunk). MPIDHT_OK or
+ * MPIDHT_ERR_NO_MEMORY. */
+mpidht_status_t mpidht_engine_reserve(mpidht_t *t, size_t items);
+void mpidht_engine_release(mpidht_t *t);
+
+/* Items per chunk of a batched call: at most 1024, and no more slots than
+ * fit in about 4 MiB (at least one). */
+size_t mpidht_engine_chunk(const mpidht_t *t);
+
+/* Prepares item i of the work space for key: located, with its slots in
+ * the work space. value (write) and out (read) may be NULL otherwise. */
+mpidht_item_t *mpidht_engine_item(mpidht_t *t, size_t i, mpidht_op_t op, size_t row,
+                                  const unsigned char *key, const unsigned char *value,
+                                  unsigned char *out);
+
+/* Starts a new run of disjoint items; mpidht_engine_claim then claims the
+ * candidate buckets of an item for it, or returns false (claiming nothing)
+ * if one of them is claimed already. */
+void mpidht_engine_new_run(mpidht_t *t);
+bool mpidht_engine_claim(mpidht_t *t, const mpidht_item_t *item);
+
+/* Runs items[0..n) to completion. Returns MPIDHT_OK, or the error of an
+ * MPI call that failed (after which items may be left unfinished and
+ * locks held). Each item's own result is in its status. */
+mpidht_status_t mpidht_engine_run(mpidht_t *t, mpidht_item_t *items, size_t n);
+
+/* Completes every operation still pending to any target (recency
+ * refreshes). */
+mpidht_status_t mpidht_engine_flush_all(mpidht_t *t);
+
+/*
+ * For the protocols' steps: issuing operations for an item (completed by
+ * the round's flush) and waiting.
+ */
+
+/* Gets bytes [offset, offset + len) of candidates [first, first + n). */
+mpidht_status_t mpidht_issue_get(mpidht_t *t, mpidht_item_t *it, unsigned first,
+                                 unsigned n, size_t offset, size_t len);
+/* Gets the data (what a write puts) of candidates [first, first + n). */
+mpidht_status_t mpidht_issue_get_data(mpidht_t *t, mpidht_item_t *it, unsigned first,
+                                      unsigned n);
+/* Gets the meta byte and key of candidates [first, first + n). */
+mpidht_status_t mpidht_issue_get_keys(mpidht_t *t, mpidht_item_t *it, unsigned first,
+                                      unsigned n);
+/* Atomically adds *delta (a static operand) to the lock word of candidate
+ * c, fetching its previous value into it->lock[c]; delta NULL only reads
+ * it (MPI_NO_OP). */
+mpidht_status_t mpidht_issue_lock_fetch(mpidht_t *t, mpidht_item_t *it, unsigned c,
+                                        const int64_t *delta);
+/* Atomically adds *delta to the lock word of candidate c, not fetching. */
+mpidht_status_t mpidht_issue_lock_add(mpidht_t *t, mpidht_item_t *it, unsigned c,
+                                      const int64_t *delta);
+/* Reads the recency words of every candidate into it->recency. */
+mpidht_status_t mpidht_issue_recency_fetch(mpidht_t *t, mpidht_item_t *it);
+/* Puts the data of slot c (staged) into candidate c and raises its
+ * recency to now. */
+mpidht_status_t mpidht_issue_store(mpidht_t *t, mpidht_item_t *it, unsigned c);
+/* Empties candidate c: zeroes what a write puts in front of the key (the
+ * checksum and the meta byte). */
+mpidht_status_t mpidht_issue_clear(mpidht_t *t, mpidht_item_t *it, unsigned c);
+
+/* After a hit on candidate c: now and then (one read in eight) raises the
+ * bucket's recency to now, completed by a later flush of its target. */
+mpidht_status_t mpidht_refresh(mpidht_t *t, mpidht_item_t *it, unsigned c);
+
+/* Schedules the item to try again after a backoff (none at first, then
+ * growing random delays); false if its deadline has passed instead. Counts
+ * a lock retry. */
+bool mpidht_item_wait(mpidht_t *t, mpidht_item_t *it);
+
+/* Finishes the item with status (and outcome). */
+void mpidht_item_finish(mpidht_item_t *it, mpidht_status_t status, int outcome);
+
+#endif /* MPIDHT_ENGINE_H */
