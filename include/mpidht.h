@@ -369,7 +369,8 @@ mpidht_status_t mpidht_update(mpidht_t *table, const void *key, mpidht_update_fn
  * in the order given, so the table ends as if the rows had been called
  * one at a time in that order (repeated keys included: the last write
  * wins; an update sees the rows before it). Working memory is bounded:
- * batches go in chunks of at most 1024 rows and about 4 MiB of buckets.
+ * batches go in chunks of at most 1024 rows and about 256 KiB of bucket
+ * copies (so that they stay in cache).
  * Returns, for all of them: MPIDHT_OK (whatever each row found);
  * MPIDHT_ERR_BATCH_SIZE if n times the key or value size overflows;
  * otherwise an error (MPIDHT_ERR_TIMEOUT if any row timed out), after

@@ -13,7 +13,7 @@
 /* A chunk holds at most this many items, and no more buckets' worth of
  * slots than fit in about this many bytes (but always at least one). */
 enum { CHUNK_MAX_ITEMS = 1024 };
-#define CHUNK_SLOT_BYTES ((size_t)4 << 20)
+#define CHUNK_SLOT_BYTES ((size_t)256 << 10)
 
 size_t mpidht_engine_chunk(const mpidht_t *t)
 {
