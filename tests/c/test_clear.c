@@ -5,12 +5,13 @@
  */
 #include "test_util.h"
 
-enum { KEY_SIZE = 12, VALUE_SIZE = 20, KEYS = 300 };
+enum { KEY_SIZE = 12, VALUE_SIZE = 20 };
 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int rank = test_rank(), size = test_size();
+    const uint64_t keys = test_scaled(300, 30); /* per rank; fewer under MPICH */
     CHECK_STATUS(mpidht_clear(NULL), MPIDHT_ERR_INVALID_HANDLE);
     for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p) {
         TEST_CONTEXT("%s", mpidht_protocol_name(test_protocols[p]));
@@ -19,8 +20,8 @@ int main(int argc, char **argv)
         mpidht_t *table = NULL;
         CHECK_OK(mpidht_create(MPI_COMM_WORLD, &params, &table));
         unsigned char key[KEY_SIZE], value[VALUE_SIZE];
-        for (uint64_t i = 0; i < KEYS; ++i) {
-            test_fill(key, KEY_SIZE, (uint64_t)rank * KEYS + i, 1);
+        for (uint64_t i = 0; i < keys; ++i) {
+            test_fill(key, KEY_SIZE, (uint64_t)rank * keys + i, 1);
             test_fill(value, VALUE_SIZE, i, 2);
             CHECK_OK(mpidht_write(table, key, value, NULL));
         }
@@ -30,7 +31,7 @@ int main(int argc, char **argv)
         CHECK_OK(mpidht_clear(table));
         CHECK_OK(mpidht_stats_local(table, &after));
         CHECK(after.writes == before.writes && after.reads == before.reads);
-        for (uint64_t id = 0; id < (uint64_t)size * KEYS; ++id) {
+        for (uint64_t id = 0; id < (uint64_t)size * keys; ++id) {
             test_fill(key, KEY_SIZE, id, 1);
             CHECK_STATUS(mpidht_read(table, key, value), MPIDHT_NOT_FOUND);
         }
