@@ -130,7 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             "cannot write the input file");
     free(file);
 
-    mpidht_restore_report_t r = {0, 0, 0, 0};
+    mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
     mpidht_status_t st = mpidht_restore(table, path, &r);
     if (st == MPIDHT_OK) {
         require(r.inserted + r.updated + r.evicted == r.entries,
