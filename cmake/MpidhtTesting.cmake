@@ -1,6 +1,8 @@
 # Settings and helpers for the tests: MPI programs run under mpiexec at each
 # of MPIDHT_TEST_NPROCS process counts (oversubscribed where needed).
 set(MPIDHT_TEST_NPROCS "1;2;4" CACHE STRING "Process counts for the MPI tests")
+set(MPIDHT_TEST_NPROCS_CONCURRENT "1;2;4" CACHE STRING
+    "Process counts for the tests of concurrent operations (hot keys, races, read order)")
 set(MPIDHT_TEST_TIMEOUT 300 CACHE STRING "Seconds before a hung test is killed")
 # MPICH's one-sided operations here need the target process to be running,
 # so oversubscribed runs are far slower than Open MPI's; its CI run uses
@@ -22,11 +24,15 @@ set(MPIDHT_TEST_ENV
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
 
-# mpidht_add_mpi_test(TARGET [SUFFIX s] [NPROCS n...] [ARGS a...]) registers
-# TARGET<s>_np<n> for each process count n (default MPIDHT_TEST_NPROCS).
+# mpidht_add_mpi_test(TARGET [CONCURRENT] [SUFFIX s] [NPROCS n...] [ARGS a...])
+# registers TARGET<s>_np<n> for each process count n (default
+# MPIDHT_TEST_NPROCS, or MPIDHT_TEST_NPROCS_CONCURRENT for a test of
+# concurrent operations).
 function(mpidht_add_mpi_test target)
-  cmake_parse_arguments(T "" "SUFFIX" "NPROCS;ARGS" ${ARGN})
-  if(NOT T_NPROCS)
+  cmake_parse_arguments(T "CONCURRENT" "SUFFIX" "NPROCS;ARGS" ${ARGN})
+  if(NOT T_NPROCS AND T_CONCURRENT)
+    set(T_NPROCS ${MPIDHT_TEST_NPROCS_CONCURRENT})
+  elseif(NOT T_NPROCS)
     set(T_NPROCS ${MPIDHT_TEST_NPROCS})
   endif()
   foreach(np IN LISTS T_NPROCS)
