@@ -4,7 +4,8 @@
 # AddressSanitizer and UndefinedBehaviorSanitizer; runs the dump loader's
 # fuzz target for a minute; then installs the
 # Python package (`pip install .`) for each MPI and runs its pytest suite.
-# MPI tests run at 1, 2 and 4 processes. Exits non-zero if anything fails.
+# MPI tests run at 1, 2 and 4 processes (MPICH: see below). Exits non-zero
+# if anything fails.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 
