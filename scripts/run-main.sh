@@ -7,8 +7,9 @@
 # 300 coupling iterations, PHREEQC chemistry behind the DHT, saving the DHT
 # with the fields. It prints the waters PHREEQC computed, the runtime
 # split, the hit rate and where the fields and plots are; then it repeats
-# the first 50 iterations starting from the saved DHT (a warm start: every
-# cell reaction should hit). Outputs of an earlier main job are replaced.
+# the first 50 iterations starting from the saved DHT (a warm start: nearly
+# every cell reaction should hit). Outputs of an earlier main job are
+# replaced.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
