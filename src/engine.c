@@ -231,12 +231,16 @@ static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, in
         left += !it->done;
     }
     while (left > 0) {
-        double now = MPI_Wtime(), wake = INFINITY;
+        /* The clock is read only once an item has waited (retry_at set):
+         * not on every step of every call. */
+        double now = 0, wake = INFINITY;
         bool any = false, retrying = false;
         for (size_t i = 0; i < n; ++i) {
             mpidht_item_t *it = &items[i];
             if (it->done || (rank >= 0 && it->addr.rank != rank))
                 continue;
+            if (it->retry_at > 0 && now == 0)
+                now = MPI_Wtime();
             if (it->retry_at > now) {
                 wake = it->retry_at < wake ? it->retry_at : wake;
                 continue;
@@ -349,6 +353,20 @@ mpidht_status_t mpidht_issue_lock_add(mpidht_t *t, mpidht_item_t *it, unsigned c
                             t->win);
     touch(t, a->rank);
     return mpidht_mpi_status(rc);
+}
+
+mpidht_status_t mpidht_issue_lock_add_each(mpidht_t *t, mpidht_item_t *it, uint32_t *mask,
+                                           const int64_t *delta)
+{
+    for (unsigned c = 0; c < it->addr.count; ++c) {
+        if (!(*mask & 1u << c))
+            continue;
+        mpidht_status_t st = mpidht_issue_lock_add(t, it, c, delta);
+        if (st != MPIDHT_OK)
+            return st;
+    }
+    *mask = 0;
+    return MPIDHT_OK;
 }
 
 mpidht_status_t mpidht_issue_recency_fetch(mpidht_t *t, mpidht_item_t *it)

@@ -140,6 +140,10 @@ mpidht_status_t mpidht_issue_lock_fetch(mpidht_t *t, mpidht_item_t *it, unsigned
 /* Atomically adds *delta to the lock word of candidate c, not fetching. */
 mpidht_status_t mpidht_issue_lock_add(mpidht_t *t, mpidht_item_t *it, unsigned c,
                                       const int64_t *delta);
+/* The same for every candidate whose bit is set in *mask (registrations
+ * or writer bits the item holds); clears *mask once all are issued. */
+mpidht_status_t mpidht_issue_lock_add_each(mpidht_t *t, mpidht_item_t *it, uint32_t *mask,
+                                           const int64_t *delta);
 /* Reads the recency words of every candidate into it->recency. */
 mpidht_status_t mpidht_issue_recency_fetch(mpidht_t *t, mpidht_item_t *it);
 /* Puts the data of slot c (staged) into candidate c and raises its

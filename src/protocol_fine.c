@@ -55,15 +55,7 @@ static mpidht_status_t fine_issue(mpidht_t *t, mpidht_item_t *it)
  * round, or with the last flush of the run). */
 static mpidht_status_t unregister(mpidht_t *t, mpidht_item_t *it)
 {
-    for (unsigned c = 0; c < it->addr.count; ++c) {
-        if (!(it->registered & 1u << c))
-            continue;
-        mpidht_status_t st = mpidht_issue_lock_add(t, it, c, &reader_sub);
-        if (st != MPIDHT_OK)
-            return st;
-    }
-    it->registered = 0;
-    return MPIDHT_OK;
+    return mpidht_issue_lock_add_each(t, it, &it->registered, &reader_sub);
 }
 
 static mpidht_status_t fine_advance(mpidht_t *t, mpidht_item_t *it)

@@ -150,15 +150,7 @@ mpidht_status_t mpidht_locked_issue(mpidht_t *t, mpidht_item_t *it)
     case ACT:
         return mpidht_write_issue_act(t, it);
     default: /* RELEASE */
-        for (unsigned c = 0; c < it->addr.count; ++c) {
-            if (!(it->held & 1u << c))
-                continue;
-            mpidht_status_t st = mpidht_issue_lock_add(t, it, c, &writer_sub);
-            if (st != MPIDHT_OK)
-                return st;
-        }
-        it->held = 0;
-        return MPIDHT_OK;
+        return mpidht_issue_lock_add_each(t, it, &it->held, &writer_sub);
     }
 }
 
@@ -173,10 +165,7 @@ static mpidht_status_t let_go(mpidht_t *t, mpidht_item_t *it, unsigned c)
 /* Lets go of everything held and finishes with a timeout. */
 static mpidht_status_t give_up(mpidht_t *t, mpidht_item_t *it)
 {
-    mpidht_status_t st = MPIDHT_OK;
-    for (unsigned c = 0; st == MPIDHT_OK && c < it->addr.count; ++c)
-        if (it->held & 1u << c)
-            st = let_go(t, it, c);
+    mpidht_status_t st = mpidht_issue_lock_add_each(t, it, &it->held, &writer_sub);
     mpidht_item_finish(it, MPIDHT_ERR_TIMEOUT, 0);
     return st;
 }
