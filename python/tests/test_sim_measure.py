@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from mpidht_sim.measure import compare, load_fields, main, terms
+from mpidht_sim.validate import log_over_raw, log_verdict
 from mpidht_sim.variables import VARIABLES
 
 
@@ -99,3 +100,13 @@ def test_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     save(tmp_path / "other", {5: fields(rng, 12)}, shape=(3, 4))
     assert main([str(tmp_path / "run"), str(tmp_path / "other")]) == 2
     assert "cannot be compared" in capsys.readouterr().err
+
+
+def test_log_verdict_counts_ties_and_never_calls_a_tie_a_win() -> None:
+    assert log_over_raw(0.0, 0.0) == 1.0 and log_over_raw(1e-9, 0.0) == math.inf
+    assert log_over_raw(1e-9, 2e-9) == 0.5
+    assert log_verdict([0.5, 0.1]).startswith("log beats raw at every pair")
+    assert log_verdict([2.0, math.inf]).startswith("raw beats log at every pair")
+    assert log_verdict([1.0, 1.005, 0.996]).startswith("log and raw are equal")
+    assert log_verdict([0.5, 1.0, 3.0]) == ("log beats raw at 1 of 3 pairs, raw beats log "
+                                            "at 1, 1 equal within 1%")

@@ -149,6 +149,9 @@ def test_validation_table(tmp_path_factory: pytest.TempPathFactory,
             if line.startswith("| significant |") or line.startswith("| decimal |")]
     assert len(rows) == 16  # 2 roundings x (log10, raw) x 2 x 2 digit pairs
     assert text.count("**significant:") == 1 and text.count("**decimal:") == 1
+    # The paper's Table 1 stands beside the measured one, pair by pair.
+    assert sum(line.startswith("| 5 | 4 |") and line.endswith("| 1.35e-05 | 4.41e-02 |")
+               for line in text.splitlines()) == 2
     assert (out / "validation.png").stat().st_size > 0
     data = json.loads((out / "validation.json").read_text())
     assert all(0 <= row["hit_rate"] <= 1 and row["worst_rms_term"] >= 0
