@@ -9,7 +9,7 @@ reference run without the DHT. Usage, under mpiexec:
                                   [--minerals 4 5 6 7] [--no-log | --only-log]
 
 Without --set, every variant is the full SimDol2D (50 x 50 cells, 300
-iterations: about 5 hours for the 64 runs on 2 cores). The table in the
+iterations: about 2 minutes a run on 2 cores, some 2 hours for all 64). The table in the
 README ran at a quarter of the side and of the iterations, where the front
 crosses a third of the grid and most hits are approximate (about 30
 minutes on 2 cores):
