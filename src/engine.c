@@ -3,6 +3,7 @@
 #include <math.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 
@@ -215,6 +216,51 @@ static void pause_for(double seconds)
     nanosleep(&ts, NULL);
 }
 
+/* Asks the processor to bring bytes [offset, offset + len) of candidate
+ * c's bucket closer (a hint: it loads nothing the program sees). */
+static void prefetch(const mpidht_t *t, const unsigned char *base, const mpidht_item_t *it,
+                     unsigned c, size_t offset, size_t len)
+{
+    uintptr_t at = (uintptr_t)(base + (size_t)mpidht_bucket_disp(t, it->addr.index[c]) +
+                               offset);
+    for (uintptr_t line = at & ~(uintptr_t)63; line < at + len; line += 64)
+        __builtin_prefetch((const void *)line, 0, 2);
+}
+
+/* Where the target's buckets can be addressed (on a shared window, or
+ * the caller's own), starts bringing in the lines the item's next steps
+ * will touch, so that the cache misses of a batch's items overlap instead
+ * of following each other inside MPI's copies. A read: the candidates it
+ * looks at next, whole (every candidate when it is alone in its run: a
+ * miss then costs one memory latency, not one per step). A write,
+ * update or remove: every candidate up to its key (an update: whole). */
+static void prefetch_item(const mpidht_t *t, const mpidht_item_t *it, bool alone)
+{
+    const unsigned char *base = t->node_base[it->addr.rank];
+    const mpidht_layout_t *l = &t->layout;
+    if (!base)
+        return;
+    switch (it->op) {
+    case MPIDHT_OP_READ: {
+        unsigned last = alone ? it->addr.count : it->first + it->count;
+        for (unsigned c = it->first; c < last; ++c)
+            prefetch(t, base, it, c, 0, l->bucket_size);
+        return;
+    }
+    case MPIDHT_OP_WRITE:
+    case MPIDHT_OP_REMOVE:
+    case MPIDHT_OP_UPDATE: {
+        size_t end = it->op == MPIDHT_OP_UPDATE ? l->bucket_size
+                                                : l->meta_offset + 1 + t->key_size;
+        for (unsigned c = 0; c < it->addr.count; ++c)
+            prefetch(t, base, it, c, 0, end);
+        return;
+    }
+    case MPIDHT_OP_SCAN:
+        return;
+    }
+}
+
 /* Runs the items among items[0..n) whose target is rank (all if rank < 0)
  * to completion. */
 static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, int rank)
@@ -228,6 +274,7 @@ static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, in
             continue;
         it->deadline = t->timeout > 0 ? start + t->timeout : INFINITY;
         ops->start(t, it);
+        prefetch_item(t, it, n == 1);
         left += !it->done;
     }
     while (left > 0) {
@@ -259,10 +306,13 @@ static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, in
             if (!it->issued)
                 continue;
             it->issued = false;
+            unsigned first = it->first;
             st = ops->advance(t, it);
             if (st != MPIDHT_OK)
                 return st;
             left -= it->done;
+            if (!it->done && it->op == MPIDHT_OP_READ && it->first != first && n > 1)
+                prefetch_item(t, it, false); /* a read moving on to its next candidate */
         }
         if (!any)
             pause_for(wake - now);

@@ -48,6 +48,11 @@ struct mpidht {
     uint64_t *host_first;    /* [hosts + 1] start of each one's bucket range */
 
     unsigned char *local_base; /* this process's buckets */
+    /* [comm_size] where this process can address each process's buckets
+     * (every process's on a shared window, its own otherwise; NULL where
+     * it cannot). Only ever used for prefetch hints (engine.c): loads and
+     * stores go through MPI. */
+    unsigned char **node_base;
     void *alloc_mem;           /* MPI_Alloc_mem block (window kind create) */
 
     double clock_base;         /* MPI_Wtime() at creation: recency time 0 */

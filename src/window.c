@@ -1,5 +1,6 @@
 #include "window.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "rma.h"
@@ -62,6 +63,26 @@ static mpidht_status_t create_window(mpidht_t *t, size_t bytes, MPI_Info info)
                : MPIDHT_ERR_NO_MEMORY;
 }
 
+/* Fills t->node_base (calloc'ed: NULL where no address is known). */
+static mpidht_status_t find_node_bases(mpidht_t *t)
+{
+    t->node_base = calloc((size_t)t->comm_size, sizeof *t->node_base);
+    if (!t->node_base)
+        return MPIDHT_ERR_NO_MEMORY;
+    t->node_base[t->rank] = t->local_base;
+    if (t->window != MPIDHT_WINDOW_SHARED)
+        return MPIDHT_OK;
+    for (int r = 0; r < t->comm_size; ++r) {
+        MPI_Aint size;
+        int disp_unit;
+        void *base = NULL;
+        if (MPI_Win_shared_query(t->win, r, &size, &disp_unit, &base) != MPI_SUCCESS)
+            return MPIDHT_ERR_MPI;
+        t->node_base[r] = size > 0 ? base : NULL;
+    }
+    return MPIDHT_OK;
+}
+
 mpidht_status_t mpidht_window_allocate(mpidht_t *t, size_t bytes)
 {
     MPI_Info info;
@@ -76,6 +97,8 @@ mpidht_status_t mpidht_window_allocate(mpidht_t *t, size_t bytes)
     if (t->win != MPI_WIN_NULL &&
         MPI_Win_set_errhandler(t->win, MPI_ERRORS_RETURN) != MPI_SUCCESS)
         st = MPIDHT_ERR_MPI;
+    if (st == MPIDHT_OK)
+        st = find_node_bases(t);
     if (st != MPIDHT_OK)
         return st;
 
@@ -104,5 +127,7 @@ mpidht_status_t mpidht_window_free(mpidht_t *t)
         t->alloc_mem = NULL;
     }
     t->local_base = NULL;
+    free(t->node_base);
+    t->node_base = NULL;
     return st;
 }
