@@ -73,8 +73,8 @@ done
 # Batched operations, uniform keys. Reads: one run per rank count fills
 # each protocol's table with single writes, then reads the same keys back
 # at every batch size (1 = single mpidht_read calls). Writes: one run per
-# batch size above 1 inserts into a fresh table; the read runs' write rows
-# are the single-write reference.
+# rank count measures every size (1 = single mpidht_write calls) in one
+# write phase, interleaved in blocks after a warm-up (mpidht_bench --help).
 for np in $nprocs; do
   echo "== $np ranks, batched reads (batch sizes $batches)"
   mpiexec.openmpi -n "$np" "$bin/mpidht_bench" --phases write,read --batch "$mirrored" \
@@ -83,11 +83,9 @@ for np in $nprocs; do
   # nodes, where every flush is a round trip.
   mpiexec.openmpi -n "$np" "$bin/mpidht_bench" --phases write,read --batch "$mirrored" \
     --window allocate --ops "$ops" --json "$raw/batch/read_allocate_np${np}.json" > /dev/null
-  for size in "${sizes[@]}"; do
-    ((size > 1)) || continue
-    mpiexec.openmpi -n "$np" "$bin/mpidht_bench" --phases write --write-batch "$size" \
-      --ops "$ops" --json "$raw/batch/write_b${size}_np${np}.json" > /dev/null
-  done
+  mpiexec.openmpi -n "$np" "$bin/mpidht_bench" --phases write \
+    --write-batch "$(printf '%s\n' "${sizes[@]}" | paste -sd,)" \
+    --ops "$ops" --json "$raw/batch/write_np${np}.json" > /dev/null
 done
 
 # Dump and restore throughput: a table of 128 MiB per rank, half full,

@@ -16,9 +16,14 @@
  * Batches: --batch 1,8,64 runs the read phase once per listed size on the
  * same table, a size N > 1 as mpidht_read_batch calls of N keys (the same
  * keys in the same order; a rank's last call takes what is left), 1 as
- * single mpidht_read calls; --write-batch N does the same for the write
- * phase with mpidht_write_batch (one size: a second pass would update
- * rather than insert). The mixed phase always makes single calls.
+ * single mpidht_read calls. --write-batch N makes the write phase's calls
+ * mpidht_write_batch of N keys; --write-batch 1,8,64 measures several
+ * sizes in one write phase, interleaved: rounds in which every rank writes
+ * a block of fresh keys with each size in turn (the order rotating from
+ * round to round), all ranks starting each block together, so that the
+ * sizes see the same filling of the table and the same moods of the
+ * machine, and their ratios come from one run. The mixed phase always
+ * makes single calls.
  * Throughput always counts keys, so batched and single rows compare
  * directly; a batched row has one latency sample per call: the call's
  * time divided by its keys.
@@ -74,7 +79,8 @@ typedef struct {
     unsigned long ops;
     unsigned long batches[MAX_BATCH_SIZES]; /* keys per call, one read phase each */
     size_t batch_count;
-    unsigned long write_batch; /* keys per call in the write phase */
+    unsigned long write_batches[MAX_BATCH_SIZES]; /* keys per call in the write phase */
+    size_t write_batch_count;
     size_t key_size, value_size;
     size_t memory;
     mpidht_window_kind_t window;
@@ -101,8 +107,10 @@ static void usage(FILE *out)
             "  --batch LIST       keys per mpidht_read_batch call, 1..65536 each, e.g.\n"
             "                     1,8,64,512: one read phase per size on the same table\n"
             "                     (default 1: single mpidht_read calls; at most 16)\n"
-            "  --write-batch N    keys per mpidht_write_batch call in the write phase,\n"
-            "                     1..65536 (default 1: single mpidht_write calls); the\n"
+            "  --write-batch LIST keys per mpidht_write_batch call in the write phase,\n"
+            "                     1..65536 each (default 1: single mpidht_write calls);\n"
+            "                     several sizes, e.g. 1,8,64,512, are measured in one\n"
+            "                     write phase, interleaved in blocks of 4096 keys; the\n"
             "                     mixed phase always makes single calls\n"
             "  --read-percent P   reads in the mixed phase (default 95)\n"
             "  --key-size B       bytes per key (default 80)\n"
@@ -125,21 +133,22 @@ static int parse_size(const char *s, unsigned long *out)
     return *end || errno == ERANGE ? -1 : 0;
 }
 
-/* A comma list of 1..MAX_BATCH_SIZES batch sizes, each 1..MAX_BATCH. */
-static int parse_batches(const char *list, options_t *o)
+/* A comma list of 1..MAX_BATCH_SIZES batch sizes, each 1..MAX_BATCH,
+ * into sizes[0..*count). */
+static int parse_batches(const char *list, unsigned long *sizes, size_t *count)
 {
-    o->batch_count = 0;
+    *count = 0;
     for (const char *p = list;; ++p) {
         size_t len = strcspn(p, ",");
         char item[16];
         unsigned long n = 0;
-        if (len == 0 || len >= sizeof item || o->batch_count == MAX_BATCH_SIZES)
+        if (len == 0 || len >= sizeof item || *count == MAX_BATCH_SIZES)
             return -1;
         memcpy(item, p, len);
         item[len] = '\0';
         if (parse_size(item, &n) || n < 1 || n > MAX_BATCH)
             return -1;
-        o->batches[o->batch_count++] = n;
+        sizes[(*count)++] = n;
         p += len;
         if (!*p)
             return 0;
@@ -181,7 +190,7 @@ static const char *const phase_names[] = {"write", "read", "mixed", "raw-get", "
 static int parse(int argc, char **argv, options_t *o)
 {
     *o = (options_t){.ops = 100000, .batches = {1}, .batch_count = 1,
-                     .write_batch = 1, .key_size = 80, .value_size = 104,
+                     .write_batches = {1}, .write_batch_count = 1, .key_size = 80, .value_size = 104,
                      .memory = 256ul << 20, .window = MPIDHT_WINDOW_AUTO, .zipf = false, .skew = 0.99,
                      .range = 712500, .read_percent = 95,
                      .protocols = "coarse,fine,lockfree",
@@ -223,13 +232,13 @@ static int parse(int argc, char **argv, options_t *o)
                 return reject(a, v, "a whole number from 1 to 2147483647");
             o->ops = n;
         } else if (!strcmp(a, "--batch")) {
-            if (parse_batches(v, o))
+            if (parse_batches(v, o->batches, &o->batch_count))
                 return reject(a, v, "a comma list of at most 16 whole numbers of keys per "
                                     "call, each from 1 to 65536");
         } else if (!strcmp(a, "--write-batch")) {
-            if (!whole || n < 1 || n > MAX_BATCH)
-                return reject(a, v, "a whole number of keys per call from 1 to 65536");
-            o->write_batch = n;
+            if (parse_batches(v, o->write_batches, &o->write_batch_count))
+                return reject(a, v, "a comma list of at most 16 whole numbers of keys per "
+                                    "call, each from 1 to 65536");
         } else if (!strcmp(a, "--read-percent")) {
             if (!whole || n > 100)
                 return reject(a, v, "a whole number from 0 to 100");
@@ -411,6 +420,87 @@ static void run_dht_phase(bench_t *b, mpidht_t *t, const char *phase, unsigned l
     r->lock_retries = after.lock_retries - before.lock_retries;
 }
 
+/* Keys per rank that each size writes in one round of the interleaved
+ * write phase. */
+#define WRITE_BLOCK 4096ul
+
+/* Reads keys outside the workload's range (misses that look at every
+ * candidate) until this process has touched about 99 % of the table's
+ * pages once: the first touch of a page of another process's memory
+ * costs a page fault, which would otherwise weigh on whichever size of
+ * an interleaved phase comes first. Untimed. */
+static void warm_up(bench_t *b, mpidht_t *t)
+{
+    mpidht_info_t info = MPIDHT_INFO_INIT;
+    check(mpidht_get_info(t, &info), "info");
+    uint64_t pages = info.total_buckets * info.bucket_size / 4096 + 1;
+    uint64_t reads = 5 * pages / info.candidates + 1;
+    keygen_rng_t rng = {0x5eed};
+    enum { CALL = 64 };
+    for (uint64_t done = 0; done < reads; done += CALL) {
+        for (size_t r = 0; r < CALL; ++r)
+            make_key(b, r, b->o->range + 1 + keygen_next(&rng) % (UINT64_MAX / 2));
+        check(mpidht_read_batch(t, CALL, b->keys, b->values, b->found), "warm-up read");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* The write phase with several call sizes (o->write_batches), interleaved
+ * as described at the top; fills results[k] for size k on rank 0. Each
+ * size's time is the sum over its blocks of the slowest rank's time. */
+static void run_write_interleaved(bench_t *b, mpidht_t *t, result_t *results)
+{
+    const options_t *o = b->o;
+    size_t count = o->write_batch_count;
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    warm_up(b, t);
+    keygen_rng_t keys = {1 + (uint64_t)rank * 7919u};
+    double time[MAX_BATCH_SIZES] = {0};
+    unsigned long done[MAX_BATCH_SIZES] = {0}, calls[MAX_BATCH_SIZES] = {0};
+    uint64_t retries[MAX_BATCH_SIZES] = {0};
+    unsigned long rounds = (o->ops + WRITE_BLOCK - 1) / WRITE_BLOCK;
+    for (unsigned long round = 0; round < rounds; ++round) {
+        for (size_t j = 0; j < count; ++j) {
+            size_t k = (round + j) % count;
+            unsigned long batch = o->write_batches[k];
+            unsigned long block = o->ops - done[k] < WRITE_BLOCK ? o->ops - done[k] : WRITE_BLOCK;
+            float *samples = b->samples + k * o->ops;
+            mpidht_stats_t before = MPIDHT_STATS_INIT, after = MPIDHT_STATS_INIT;
+            check(mpidht_stats_local(t, &before), "statistics");
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            for (unsigned long d = 0; d < block;) {
+                size_t n = block - d < batch ? block - d : batch;
+                for (size_t r = 0; r < n; ++r)
+                    make_key(b, r, draw(b, &keys));
+                uint64_t c0 = ticks();
+                check(batch == 1 ? mpidht_write(t, b->keys, b->values, NULL)
+                                 : mpidht_write_batch(t, n, b->keys, b->values, NULL),
+                      "write");
+                samples[calls[k]++] = (float)((double)(ticks() - c0) / b->tpu / (double)n);
+                d += n;
+            }
+            double elapsed = MPI_Wtime() - t0, slowest = 0;
+            MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            check(mpidht_stats_local(t, &after), "statistics");
+            time[k] += slowest;
+            done[k] += block;
+            retries[k] += after.lock_retries - before.lock_retries;
+        }
+    }
+    for (size_t k = 0; k < count; ++k) {
+        result_t *r = &results[k];
+        summarise(b->samples + k * o->ops, calls[k], o->ops, time[k], r);
+        uint64_t total = 0;
+        MPI_Reduce(&retries[k], &total, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+        r->batch = o->write_batches[k];
+        r->phase = "write";
+        r->misses = r->checksum_mismatches = 0;
+        r->lock_retries = total;
+    }
+}
+
 /* The limits: one-sided get of a bucket-sized block, and a local copy. */
 static void run_reference(bench_t *b, const char *phase, size_t block, result_t *r)
 {
@@ -520,13 +610,15 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
-    unsigned long rows = o.write_batch;
+    unsigned long rows = 64; /* the warm-up's calls */
     for (size_t i = 0; i < o.batch_count; ++i)
         rows = o.batches[i] > rows ? o.batches[i] : rows;
+    for (size_t i = 0; i < o.write_batch_count; ++i)
+        rows = o.write_batches[i] > rows ? o.write_batches[i] : rows;
     b.keys = calloc(rows, o.key_size);
     b.values = calloc(rows, o.value_size);
     b.found = calloc(rows, 1);
-    b.samples = malloc(sizeof *b.samples * o.ops);
+    b.samples = malloc(sizeof *b.samples * o.ops * o.write_batch_count);
     if (!b.keys || !b.values || !b.found || !b.samples) {
         fprintf(stderr, "mpidht_bench: out of memory for %lu keys of %zu bytes and values "
                         "of %zu bytes per call\n", rows, o.key_size, o.value_size);
@@ -573,10 +665,19 @@ int main(int argc, char **argv)
         for (int ph = 0; ph < 3; ++ph) {
             if (!listed(o.phases, dht_phases[ph]))
                 continue;
+            if (ph == 0 && o.write_batch_count > 1) {
+                result_t rows_out[MAX_BATCH_SIZES];
+                run_write_interleaved(&b, t, rows_out);
+                for (size_t k = 0; k < o.write_batch_count && rank == 0; ++k) {
+                    rows_out[k].protocol = name;
+                    report(&rows_out[k], &o, size, csv, json, &first_json);
+                }
+                continue;
+            }
             /* the read phase runs once per --batch size; write and mixed once */
             size_t passes = ph == 1 ? o.batch_count : 1;
             for (size_t k = 0; k < passes; ++k) {
-                unsigned long batch = ph == 0 ? o.write_batch : ph == 1 ? o.batches[k] : 1;
+                unsigned long batch = ph == 0 ? o.write_batches[0] : ph == 1 ? o.batches[k] : 1;
                 result_t r = {.protocol = name};
                 /* every phase replays the write phase's key draws */
                 run_dht_phase(&b, t, dht_phases[ph], batch, 1, &r);

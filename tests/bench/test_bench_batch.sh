@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Smoke run of mpidht_bench's batched phases: one tiny run at 2 ranks with
 # the write phase in batches of 8 and the read phase single, in batches of
-# 8 and in one batch larger than a rank's keys, for every protocol; then
+# 8 and in one batch larger than a rank's keys, for every protocol; one
+# with three write sizes interleaved in one write phase; then
 # bad --batch, --write-batch, --window and --eviction values, each of which
 # must be rejected with a non-zero exit and a message naming the option.
 # No timing checks.
@@ -36,6 +37,20 @@ fi
 grep -q '"phase": "read", "distribution": "uniform", "ranks": 2, "window": "auto", "eviction": "recency", "batch": 64' \
   "$dir/rows.json"
 
+# Several write sizes in one interleaved write phase: one row per size,
+# every key counted, in the order given.
+out=$("$mpiexec" "${flags[@]}" -n 2 "$bench" --phases write --write-batch 1,8,3 --ops 50 \
+        --memory 1048576 --range 5000)
+echo "$out"
+for protocol in coarse fine lockfree; do
+  rows=$(awk -v p="$protocol" '$1 == p && $4 == 2 && $6 == 100 { print $2 "/" $5 }' \
+           <<< "$out" | paste -sd' ')
+  if [[ $rows != "write/1 write/8 write/3" ]]; then
+    echo "FAIL: interleaved $protocol rows were '$rows'" >&2
+    exit 1
+  fi
+done
+
 reject() {
   local option=$1 value=$2 err
   if "$mpiexec" "${flags[@]}" -n 1 "$bench" "$option" "$value" > /dev/null 2> "$dir/err"; then
@@ -53,6 +68,7 @@ for value in 0 abc 1,,8; do
   reject --batch "$value"
 done
 reject --write-batch 0
+reject --write-batch 1,,8
 reject --window remote
 reject --eviction lru
-echo "batch benchmark smoke: one run, 6 bad values rejected"
+echo "batch benchmark smoke: two runs, 7 bad values rejected"
