@@ -51,7 +51,7 @@ setup(
             sources=sources(),
             include_dirs=["include", "src"],
             define_macros=[("_POSIX_C_SOURCE", "200809L")],
-            libraries=["xxhash"],
+            libraries=["xxhash", "m"],
         )
     ],
     cmdclass={"build_ext": BuildWithMpicc},

@@ -130,7 +130,12 @@ extern "C" {
     X(MPIDHT_ERR_TIMEOUT_SETTING, 31, "timeout must be a number of "           \
       "seconds, 0 or more (0 = wait forever)")                                 \
     X(MPIDHT_ERR_UPDATE_ACTION, 32, "the update function returned neither "    \
-      "MPIDHT_KEEP, MPIDHT_STORE nor MPIDHT_DELETE")
+      "MPIDHT_KEEP, MPIDHT_STORE nor MPIDHT_DELETE")                           \
+    X(MPIDHT_ERR_KEY_COLUMN, 33, "a key column's rounding is unknown, its "    \
+      "digits out of range (significant: 1 to 15; decimal: -20 to 20 "         \
+      "places) or its floor negative or not a number")                         \
+    X(MPIDHT_ERR_KEY_VALUE, 34, "a value to encode is NaN or infinite, or "    \
+      "too large for its column's decimal places")
 
 typedef enum mpidht_status {
 #define MPIDHT_STATUS_ENUM_(name, number, message) name = number,
@@ -599,6 +604,71 @@ mpidht_status_t mpidht_get_info(const mpidht_t *table, mpidht_info_t *info);
 const char *mpidht_protocol_name(mpidht_protocol_t protocol);
 const char *mpidht_window_name(mpidht_window_kind_t window);
 const char *mpidht_eviction_name(mpidht_eviction_t eviction);
+
+/* ------------------------------------------------------------------ */
+/* Approximate keys                                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A surrogate looks results up by its inputs rounded, so that nearby
+ * inputs share one entry. mpidht_key_encode turns rows of numbers into
+ * such keys, the same bytes on every process for the same inputs. Pure and
+ * local: no table, no MPI, callable before MPI_Init.
+ *
+ * Each column of a row becomes one element of MPIDHT_KEY_ELEMENT_SIZE
+ * bytes: two int64 (native byte order), a whole number and an exponent.
+ * Per column, in this order:
+ *   1. floor: a value with |x| < floor counts as 0 (floor 0: none);
+ *   2. log: x is replaced by log10(x); every x <= 0 is one class of its
+ *      own, element (0, INT64_MIN), which no rounding yields;
+ *   3. rounding:
+ *      - MPIDHT_KEY_SIGNIFICANT: `digits` significant digits, rounded half
+ *        to even: element (m, e) with x ~ m * 10^e, 10^(digits-1) <= |m| <
+ *        10^digits; 0 is (0, 0). Classes are relative: one unit in the
+ *        last kept digit of x itself.
+ *      - MPIDHT_KEY_DECIMAL (POET's): truncated towards zero to `digits`
+ *        decimal places (negative: to tens, hundreds, ...): element
+ *        (bits of the double trunc(x * 10^digits), digits). Classes are
+ *        absolute: 10^-digits wide whatever the magnitude.
+ *      - MPIDHT_KEY_EXACT: the value itself (its double's bits, -0.0 as
+ *        0.0; NaN refused), element (bits, 0); digits, log and floor are
+ *        ignored.
+ * In every mode -0.0 and 0.0 give the same element.
+ *
+ * Traps the encoding removes: numbers that are equal as doubles give equal
+ * elements (-0.0 included); numbers of different types must be converted
+ * to double by the caller first (an int64 42 and a double 42.0 are
+ * different bytes, and only the double goes in here).
+ */
+typedef enum mpidht_key_rounding {
+    MPIDHT_KEY_SIGNIFICANT = 0,
+    MPIDHT_KEY_DECIMAL = 1,
+    MPIDHT_KEY_EXACT = 2
+} mpidht_key_rounding_t;
+
+typedef struct mpidht_key_column {
+    mpidht_key_rounding_t rounding;
+    int digits;   /* SIGNIFICANT: 1..15; DECIMAL: -20..20 places; EXACT: unused */
+    int log;      /* nonzero: round log10(x) (SIGNIFICANT, DECIMAL) */
+    double floor; /* |x| < floor counts as 0; 0: none (>= 0, finite) */
+} mpidht_key_column_t;
+
+#define MPIDHT_KEY_ELEMENT_SIZE 16
+
+/* Encodes rows x columns doubles (row-major: row r's column c at
+ * values[r * columns + c]) into rows keys of columns *
+ * MPIDHT_KEY_ELEMENT_SIZE bytes each, back to back in `keys` (row r at
+ * byte r * columns * MPIDHT_KEY_ELEMENT_SIZE; any alignment).
+ * Requires: spec[0..columns) valid (MPIDHT_ERR_KEY_COLUMN otherwise,
+ * keys untouched), values and keys not NULL when rows > 0
+ * (MPIDHT_ERR_NULL_ARGUMENT), rows * columns * 16 bytes fit size_t
+ * (MPIDHT_ERR_BATCH_SIZE). Returns MPIDHT_OK, or MPIDHT_ERR_KEY_VALUE
+ * for a value that is NaN or infinite (before the floor and log; an
+ * EXACT infinity is accepted) or whose decimal truncation overflows; the
+ * rows before that value's are then complete, the rest of keys is
+ * unspecified. Local, thread-safe. */
+mpidht_status_t mpidht_key_encode(size_t columns, const mpidht_key_column_t *spec,
+                                  size_t rows, const double *values, void *keys);
 
 #ifdef __cplusplus
 }

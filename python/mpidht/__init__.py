@@ -12,11 +12,11 @@ and writes any key with MPI one-sided communication. See ``Table``.
         values, found = table.read_many(keys)   # keys: (n, 16) uint8
 """
 
-from . import _core
+from . import _core, keys
 from .table import (KEEP, Error, Eviction, Protocol, RestoreReport, Status, Table,
                     UpdateOutcome, Window, WriteOutcome)
 
-__all__ = ["KEEP", "Error", "Eviction", "Protocol", "RestoreReport", "Status", "Table",
+__all__ = ["KEEP", "Error", "Eviction", "Protocol", "RestoreReport", "Status", "Table", "keys",
            "UpdateOutcome", "Window", "WriteOutcome", "strerror"]
 __version__ = "0.2.0"
 

@@ -786,8 +786,66 @@ static PyObject *core_mpi_library_version(PyObject *module, PyObject *unused)
     return PyUnicode_DecodeLatin1(version, len, "replace");
 }
 
+/* key_encode(spec, rows, values, out): spec a sequence of (rounding,
+ * digits, log, floor) tuples; values a C-contiguous buffer of rows x
+ * len(spec) doubles; out a writable C-contiguous buffer of rows x len(spec)
+ * x MPIDHT_KEY_ELEMENT_SIZE bytes. */
+static PyObject *core_key_encode(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *spec_obj, *values_obj, *out_obj;
+    Py_ssize_t rows;
+    if (!PyArg_ParseTuple(args, "OnOO", &spec_obj, &rows, &values_obj, &out_obj))
+        return NULL;
+    PyObject *spec_seq = PySequence_Fast(spec_obj, "spec must be a sequence");
+    if (!spec_seq)
+        return NULL;
+    Py_ssize_t columns = PySequence_Fast_GET_SIZE(spec_seq);
+    mpidht_key_column_t *spec = PyMem_Calloc(columns > 0 ? (size_t)columns : 1, sizeof *spec);
+    if (!spec) {
+        Py_DECREF(spec_seq);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t c = 0; c < columns; ++c) {
+        int rounding, digits, log;
+        double floor;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(spec_seq, c), "iipd;a key column is "
+                              "(rounding, digits, log, floor)", &rounding, &digits, &log,
+                              &floor)) {
+            PyMem_Free(spec);
+            Py_DECREF(spec_seq);
+            return NULL;
+        }
+        spec[c] = (mpidht_key_column_t){(mpidht_key_rounding_t)rounding, digits, log, floor};
+    }
+    Py_DECREF(spec_seq);
+    Py_buffer values, out;
+    size_t n = rows < 0 ? 0 : (size_t)rows * (size_t)columns;
+    if (rows < 0 || get_exact(values_obj, &values, n * sizeof(double), "values", 0) != 0) {
+        PyMem_Free(spec);
+        return rows < 0 ? PyErr_Format(PyExc_ValueError, "rows must be 0 or more") : NULL;
+    }
+    if (get_exact(out_obj, &out, n * MPIDHT_KEY_ELEMENT_SIZE, "out", 1) != 0) {
+        PyBuffer_Release(&values);
+        PyMem_Free(spec);
+        return NULL;
+    }
+    mpidht_status_t st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mpidht_key_encode((size_t)columns, spec, (size_t)rows, values.buf, out.buf);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&out);
+    PyMem_Free(spec);
+    if (st != MPIDHT_OK)
+        return raise_status(st);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef core_methods[] = {
     {"strerror", core_strerror, METH_O, "The library's message for a status."},
+    {"key_encode", core_key_encode, METH_VARARGS,
+     "mpidht_key_encode: rows of doubles into approximate keys."},
     {"mpi_library_version", core_mpi_library_version, METH_NOARGS,
      "MPI_Get_library_version of the MPI this module was linked with."},
     {NULL, NULL, 0, NULL},

@@ -7,6 +7,9 @@ STATS_COUNT: int
 
 class Error(RuntimeError): ...
 
+def key_encode(spec: list[tuple[int, int, bool, float]], rows: int, values: Any,
+               out: Any) -> None: ...
+
 class Table:
     closed: bool
     def __init__(self, comm_handle: int, key_size: int, value_size: int,

@@ -67,6 +67,8 @@ class Status(enum.IntEnum):
     ERR_UNKNOWN_EVICTION = 30
     ERR_TIMEOUT_SETTING = 31
     ERR_UPDATE_ACTION = 32
+    ERR_KEY_COLUMN = 33
+    ERR_KEY_VALUE = 34
 
 
 class Error(RuntimeError):

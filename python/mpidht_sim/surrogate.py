@@ -1,6 +1,7 @@
 """The DHT as the chemistry's surrogate: approximated keys and stored changes.
 
-Key: the cell's input state and the time step. Every value below
+Key: the cell's input state and the time step, encoded by the library's
+``mpidht.keys.encode_keys`` (``mpidht_key_encode`` in C). Every value below
 ``dht.floor`` in magnitude counts as zero; with ``dht.log`` the
 concentrations and minerals are replaced by their log10 (pH and pe are
 logarithms already), zero being a class of its own. Each value is then
@@ -15,7 +16,7 @@ reduced to a key element by ``dht.rounding``:
   10**-digits, whatever the value's magnitude.
 
 The time step is part of the key exactly. Equal inputs give equal bytes on
-every process.
+every process; a NaN or infinite input is refused (``mpidht.Error``).
 
 Value: the change the reaction made (output minus input), then a 64-bit
 fingerprint of the input the change was computed from. A hit adds the
@@ -50,7 +51,9 @@ if TYPE_CHECKING:
 Array = npt.NDArray[np.float64]
 Bytes = npt.NDArray[np.uint8]
 
-#: Bytes per key: two int64 for each variable and the time step.
+#: Bytes per key: one element of mpidht.keys.ELEMENT_SIZE = 16 bytes (two
+#: int64) for each variable and the time step. (mpidht is imported where it
+#: is used: the configuration is checked before MPI is started.)
 KEY_SIZE = (len(VARIABLES) + 1) * 16
 #: Bytes per value: the change of every variable as float64, then the
 #: fingerprint of the input.
@@ -67,43 +70,6 @@ _KEEP = ~np.uint64((1 << (52 - EXACT_BITS)) - 1)
 #: agree between processes and runs).
 _MULTIPLIERS = np.random.default_rng(0x5EED).integers(
     0, 2**63, size=16, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
-#: Key element of a zero under log10 (log10 of it is -inf): no rounding
-#: gives this pair.
-_ZERO_UNDER_LOG = (0, np.iinfo(np.int64).min)
-
-
-def round_significant(x: Array, digits: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """(mantissa, exponent) int64 pairs with x ~ mantissa * 10**exponent and
-    |mantissa| < 10**digits; zero maps to (0, 0). digits broadcasts against
-    x. Shape: x.shape + (2,)."""
-    x = np.asarray(x, dtype=np.float64)
-    zero = x == 0
-    with np.errstate(divide="ignore"):
-        magnitude = np.floor(np.log10(np.abs(x)))
-    exponent = np.where(zero, 0.0, magnitude) - (digits - 1)
-    mantissa = np.round(x / 10.0 ** exponent)
-    # Rounding up may add a digit (9.99 -> 10.0): renormalise.
-    over = np.abs(mantissa) >= 10.0 ** np.asarray(digits, dtype=np.float64)
-    if over.any():
-        mantissa[over] = np.round(mantissa[over] / 10)
-        exponent[over] += 1
-    out = np.empty(x.shape + (2,), dtype=np.int64)
-    out[..., 0] = mantissa
-    out[..., 1] = np.where(zero, 0.0, exponent)
-    return out
-
-
-def truncate_decimal(x: Array, places: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """(trunc(x * 10**places) as float64 bits, places) int64 pairs, as
-    POET truncates: 0.00123456 at 5 places is 123, at 3 places 1; -1.25 at
-    1 place is -12. Shape: x.shape + (2,)."""
-    x = np.asarray(x, dtype=np.float64)
-    places = np.broadcast_to(places, x.shape)
-    whole = np.trunc(x * np.power(10.0, places)) + 0.0  # + 0.0: no -0.0
-    out = np.empty(x.shape + (2,), dtype=np.int64)
-    out[..., 0] = whole.view(np.int64)
-    out[..., 1] = places
-    return out
 
 
 def fingerprint(states: Array, dt: float) -> npt.NDArray[np.uint64]:
@@ -132,31 +98,22 @@ class Surrogate:
     configuration."""
 
     def __init__(self, cfg: DhtConfig) -> None:
+        from mpidht.keys import KeyColumn, Rounding, encode_keys
+
         self.cfg = cfg
-        self.digits = np.array([cfg.digits[name] for name in VARIABLES], dtype=np.int64)
+        self._encode = encode_keys
+        rounding = Rounding.DECIMAL if cfg.rounding == "decimal" else Rounding.SIGNIFICANT
+        self.columns = [KeyColumn(rounding, cfg.digits[name], bool(cfg.log and logged),
+                                  cfg.floor)
+                        for name, logged in zip(VARIABLES, _LOGGED)]
+        self.columns.append(KeyColumn(Rounding.EXACT))  # the time step
 
     def keys(self, states: Array, dt: float) -> Bytes:
         """One KEY_SIZE-byte row per cell of states (cells x variables)."""
-        values = np.array(states, dtype=np.float64)
-        values[np.abs(values) < self.cfg.floor] = 0.0
-        if self.cfg.log:
-            logged = values[:, _LOGGED]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                logs = np.log10(logged)
-            logs[logged <= 0] = -np.inf  # zero (or below the floor): one class
-            values[:, _LOGGED] = logs
-        infinite = ~np.isfinite(values)  # zero under log10 (a NaN: the same)
-        values[infinite] = 0.0
-        if self.cfg.rounding == "decimal":
-            elements = truncate_decimal(values, self.digits)
-        else:
-            elements = round_significant(values, self.digits)
-        elements[infinite] = _ZERO_UNDER_LOG
-        rows = np.empty((values.shape[0], len(VARIABLES) + 1, 2), dtype=np.int64)
-        rows[:, :-1] = elements
-        rows[:, -1, 0] = np.float64(dt).view(np.int64)  # the time step, exactly
-        rows[:, -1, 1] = 0
-        return rows.view(np.uint8).reshape(states.shape[0], KEY_SIZE)
+        rows = np.empty((states.shape[0], len(VARIABLES) + 1), dtype=np.float64)
+        rows[:, :-1] = states
+        rows[:, -1] = dt
+        return self._encode(rows, self.columns)
 
     @staticmethod
     def values(before: Array, after: Array, dt: float) -> Bytes:

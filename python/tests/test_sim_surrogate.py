@@ -3,14 +3,7 @@
 import numpy as np
 
 from mpidht_sim.config import load
-from mpidht_sim.surrogate import (KEY_SIZE, VALUE_SIZE, Surrogate, round_significant,
-                                  truncate_decimal)
-
-
-def test_round_significant() -> None:
-    got = round_significant(np.array([123456.0, 0.0012345, -9.996, 0.0]),
-                            np.array([3, 2, 3, 5]))
-    assert got.tolist() == [[123, 3], [12, -4], [-100, -1], [0, 0]]
+from mpidht_sim.surrogate import KEY_SIZE, VALUE_SIZE, Surrogate
 
 
 #: Settings the tests below are written for (not the tuned defaults).
@@ -47,17 +40,6 @@ def test_floor_and_log() -> None:
     assert not np.array_equal(s.keys(state(Mg=0.0), 1.0), s.keys(state(Mg=1.0), 1.0))
     raw = surrogate(log=False)
     assert not np.array_equal(raw.keys(state(Mg=1e-24), 1.0), raw.keys(state(Mg=1e-16), 1.0))
-
-
-def test_truncate_decimal_as_poet() -> None:
-    """POET's ROUND(value, signif): the integer part of 10**signif * value."""
-    got = truncate_decimal(np.array([0.00123456, 0.00123456, -1.25, 9.91, -0.3, 0.3]),
-                           np.array([5, 3, 1, 0, 0, 0]))
-    whole = got[:, 0].view(np.float64)
-    assert whole.tolist() == [123.0, 1.0, -12.0, 9.0, 0.0, 0.0]
-    assert got[:, 1].tolist() == [5, 3, 1, 0, 0, 0]
-    # -0.3 and 0.3 truncate to the same class: no -0.0 in a key.
-    assert got[4, 0] == got[5, 0]
 
 
 def test_decimal_rounding_is_absolute_significant_is_relative() -> None:

@@ -1,0 +1,88 @@
+"""Approximate keys: rows of numbers rounded into table keys.
+
+A surrogate looks results up by its inputs rounded, so that nearby inputs
+share one entry. ``encode_keys`` does the rounding in C
+(``mpidht_key_encode``, whose header comment is the contract), the same
+bytes on every process for the same inputs::
+
+    import numpy as np
+    from mpidht.keys import KeyColumn, Rounding, encode_keys, key_size
+
+    columns = [KeyColumn(Rounding.SIGNIFICANT, digits=5, log=True, floor=1e-12)] * 3 + [
+        KeyColumn(Rounding.EXACT)]                 # e.g. the time step, as it is
+    keys = encode_keys(states, columns)            # (rows, key_size(columns)) uint8
+    values, found = table.read_many(keys)
+
+Every column becomes ``ELEMENT_SIZE`` bytes. Inputs are converted to
+float64 first, so an integer 42 and a float 42.0 give the same key (the
+raw bytes of an int64 array and a float64 array would not), and -0.0
+gives the key of 0.0.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _core
+from .table import _library_errors
+
+#: Bytes per column of a key (MPIDHT_KEY_ELEMENT_SIZE).
+ELEMENT_SIZE = 16
+
+
+class Rounding(enum.IntEnum):
+    """How a column is reduced (``mpidht_key_rounding_t``)."""
+
+    #: ``digits`` significant digits, half to even (a relative class).
+    SIGNIFICANT = 0
+    #: Truncated to ``digits`` decimal places, as POET does (an absolute class).
+    DECIMAL = 1
+    #: The value itself (NaN refused).
+    EXACT = 2
+
+
+@dataclass(frozen=True)
+class KeyColumn:
+    """One column of a key (``mpidht_key_column_t``).
+
+    ``digits``: significant digits 1..15, or decimal places -20..20;
+    unused for EXACT. ``log``: round log10(x); every x <= 0 is one class.
+    ``floor``: |x| < floor counts as 0 (before the log). log and floor do
+    not apply to EXACT columns.
+    """
+
+    rounding: Rounding = Rounding.EXACT
+    digits: int = 0
+    log: bool = False
+    floor: float = 0.0
+
+
+def key_size(columns: Sequence[KeyColumn]) -> int:
+    """Bytes of a key with these columns."""
+    return ELEMENT_SIZE * len(columns)
+
+
+def encode_keys(values: npt.ArrayLike, columns: Sequence[KeyColumn]) -> npt.NDArray[np.uint8]:
+    """The keys of the rows of ``values`` (rows x len(columns), any real
+    dtype; one row may be given as a 1-D array), as a (rows, key_size)
+    uint8 array.
+
+    Raises ``mpidht.Error`` with ``Status.ERR_KEY_COLUMN`` for a column
+    out of range and ``Status.ERR_KEY_VALUE`` for a NaN or infinite input
+    (or one too large for its decimal places); ``ValueError`` if the
+    shape does not match the columns.
+    """
+    rows = np.ascontiguousarray(np.atleast_2d(np.asarray(values, dtype=np.float64)))
+    if rows.ndim != 2 or rows.shape[1] != len(columns):
+        raise ValueError(f"values must be rows of {len(columns)} numbers (one per column), "
+                         f"got shape {np.shape(values)}")
+    spec = [(int(c.rounding), int(c.digits), bool(c.log), float(c.floor)) for c in columns]
+    out = np.empty((rows.shape[0], key_size(columns)), dtype=np.uint8)
+    with _library_errors():
+        _core.key_encode(spec, rows.shape[0], rows, out)
+    return out

@@ -1,0 +1,85 @@
+"""Approximate keys (mpidht.keys over mpidht_key_encode): worked examples,
+the traps the encoding removes, and refusals. No MPI communication."""
+
+import numpy as np
+import pytest
+
+from mpidht import Error, Status
+from mpidht.keys import ELEMENT_SIZE, KeyColumn, Rounding, encode_keys, key_size
+
+SIG = Rounding.SIGNIFICANT
+DEC = Rounding.DECIMAL
+
+
+def elements(values: list[float], column: KeyColumn) -> list[list[int]]:
+    """The (whole, exponent) pairs of one column's values."""
+    keys = encode_keys(np.array(values)[:, None], [column])
+    return keys.view(np.int64).reshape(-1, 2).tolist()
+
+
+def as_bits(x: float) -> int:
+    return int(np.float64(x).view(np.int64))
+
+
+def test_significant_digits() -> None:
+    got = [elements([x], KeyColumn(SIG, d))[0]
+           for x, d in ((123456.0, 3), (0.0012345, 2), (-9.996, 3), (0.0, 5), (-0.0, 5))]
+    assert got == [[123, 3], [12, -4], [-100, -1], [0, 0], [0, 0]]
+    # Half to even, as NumPy's round.
+    assert elements([2.5, -2.5, 3.5], KeyColumn(SIG, 1)) == [[2, 0], [-2, 0], [4, 0]]
+
+
+def test_decimal_places_as_poet() -> None:
+    """POET's ROUND(value, signif): the integer part of 10**signif * value."""
+    values = [0.00123456, 0.00123456, -1.25, 9.91, -0.3, 0.3]
+    got = [elements([x], KeyColumn(DEC, d))[0]
+           for x, d in zip(values, (5, 3, 1, 0, 0, 0))]
+    assert [w for w, _ in got] == [as_bits(v) for v in (123.0, 1.0, -12.0, 9.0, 0.0, 0.0)]
+    assert [e for _, e in got] == [5, 3, 1, 0, 0, 0]
+
+
+def test_log_and_floor() -> None:
+    column = KeyColumn(SIG, 3, log=True, floor=1e-10)
+    got = elements([100.0, 1e-12, 0.0, -1.0, 1e-9], column)
+    zero = [0, int(np.iinfo(np.int64).min)]
+    assert got == [[200, -2], zero, zero, zero, [-900, -2]]
+
+
+def test_exact_column_and_layout() -> None:
+    columns = [KeyColumn(SIG, 3), KeyColumn(Rounding.EXACT)]
+    keys = encode_keys([[0.0012345, 0.1], [2.0, -0.0]], columns)
+    assert keys.shape == (2, key_size(columns)) == (2, 2 * ELEMENT_SIZE)
+    assert keys.dtype == np.uint8
+    assert keys.view(np.int64).tolist() == [[123, -5, as_bits(0.1), 0], [200, -2, 0, 0]]
+
+
+def test_types_and_signed_zero_do_not_split_keys() -> None:
+    """The traps of raw bytes: int64 42 vs float 42.0, and -0.0 vs 0.0."""
+    columns = [KeyColumn(SIG, 6), KeyColumn(Rounding.EXACT), KeyColumn(DEC, 2)]
+    as_int = encode_keys(np.array([[42, 0, 7]], dtype=np.int64), columns)
+    as_float = encode_keys(np.array([[42.0, -0.0, 7.0]]), columns)
+    assert np.array_equal(as_int, as_float)
+    assert np.array_equal(encode_keys([42.0, 0.0, 7.0], columns), as_float)  # one row, 1-D
+
+
+@pytest.mark.parametrize("column", [KeyColumn(SIG, 0), KeyColumn(SIG, 16), KeyColumn(DEC, 21),
+                                    KeyColumn(SIG, 3, floor=-1.0),
+                                    KeyColumn(SIG, 3, floor=float("nan"))])
+def test_bad_columns_are_refused(column: KeyColumn) -> None:
+    with pytest.raises(Error) as e:
+        encode_keys([[1.0]], [column])
+    assert e.value.status == Status.ERR_KEY_COLUMN
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_non_finite_values_are_refused(value: float) -> None:
+    with pytest.raises(Error) as e:
+        encode_keys([[1.0], [value]], [KeyColumn(SIG, 3)])
+    assert e.value.status == Status.ERR_KEY_VALUE
+    assert "NaN or infinite" in str(e.value)
+
+
+def test_shape_must_match_the_columns() -> None:
+    with pytest.raises(ValueError, match="rows of 2 numbers"):
+        encode_keys(np.zeros((4, 3)), [KeyColumn(SIG, 3)] * 2)
+    assert encode_keys(np.zeros((0, 2)), [KeyColumn(SIG, 3)] * 2).shape == (0, 32)
