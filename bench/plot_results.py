@@ -60,28 +60,39 @@ def rate(rows: list[Row], **match: Any) -> float | None:
     return found[0]["ops_per_s"] if found else None
 
 
+def oversubscribed(ranks: int, cores: int) -> str:
+    """A label suffix for runs with more ranks than cores."""
+    return f" (oversubscribed: {cores} cores)" if ranks > cores else ""
+
+
 def plot_rates(ax: Any, rows: list[Row], names: tuple[str, ...], phase: str, dist: str,
-               title: str, xlabel: str) -> None:
-    """Draws operations/s against ranks, one line per protocol or store."""
+               title: str, xlabel: str, cores: int) -> None:
+    """Draws operations/s against ranks, one line per protocol or store;
+    rank counts above the core count are shaded (oversubscribed)."""
     for name in names:
         pts = sorted((r["ranks"], r["ops_per_s"]) for r in
                      pick(rows, protocol=name, phase=phase, distribution=dist))
         if pts:
             ax.plot(*zip(*pts), marker="o", label=name)
     ax.set_title(title)
-    ax.set_xticks(sorted({r["ranks"] for r in rows}))
+    ranks = sorted({r["ranks"] for r in rows})
+    ax.set_xticks(ranks)
+    if ranks and ranks[-1] > cores:
+        ax.axvspan(cores + 0.5, ranks[-1] + 0.5, color="grey", alpha=0.15, linewidth=0)
+        ax.text(ranks[-1] + 0.4, 0.02, "oversubscribed", transform=ax.get_xaxis_transform(),
+                ha="right", fontsize=7, color="dimgrey")
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("operations/s")
     ax.grid(True, which="both", alpha=0.3)
 
 
-def plot_throughput(rows: list[Row], out: Path) -> None:
+def plot_throughput(rows: list[Row], out: Path, cores: int) -> None:
     fig, axes = plt.subplots(len(DISTS), len(PHASES), figsize=(13, 7), sharex=True)
     for i, dist in enumerate(DISTS):
         for j, phase in enumerate(PHASES):
             plot_rates(axes[i][j], rows, PROTOCOLS, phase, dist,
-                       f"{phase}, {dist} keys", "MPI ranks")
+                       f"{phase}, {dist} keys", "MPI ranks", cores)
     axes[0][0].legend()
     fig.suptitle("mpidht throughput (all ranks together)")
     fig.tight_layout()
@@ -89,7 +100,7 @@ def plot_throughput(rows: list[Row], out: Path) -> None:
     plt.close(fig)
 
 
-def plot_latency(rows: list[Row], out: Path, ranks: int) -> None:
+def plot_latency(rows: list[Row], out: Path, ranks: int, cores: int) -> None:
     fig, axes = plt.subplots(1, len(DISTS), figsize=(13, 4.5), sharey=True)
     for ax, dist in zip(axes, DISTS):
         labels, p50, p99 = [], [], []
@@ -106,7 +117,7 @@ def plot_latency(rows: list[Row], out: Path, ranks: int) -> None:
         ax.set_xticks(list(xs), labels, fontsize=7)
         ax.set_yscale("log")
         ax.set_ylabel("µs per operation")
-        ax.set_title(f"{dist} keys, {ranks} ranks")
+        ax.set_title(f"{dist} keys, {ranks} ranks{oversubscribed(ranks, cores)}")
         ax.grid(True, axis="y", which="both", alpha=0.3)
     axes[0].legend()
     fig.tight_layout()
@@ -114,13 +125,13 @@ def plot_latency(rows: list[Row], out: Path, ranks: int) -> None:
     plt.close(fig)
 
 
-def plot_comparison(rows: list[Row], out: Path) -> None:
+def plot_comparison(rows: list[Row], out: Path, cores: int) -> None:
     stores = sorted({r["protocol"] for r in rows if r["protocol"].startswith(("redis", "memcached"))})
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), sharey=True)
     for ax, phase in zip(axes, ("read", "write")):
         plot_rates(ax, rows, ("lockfree", "coarse") + tuple(stores), phase, "uniform",
                    f"{phase}, uniform keys: mpidht against servers on loopback",
-                   "MPI ranks = client connections")
+                   "MPI ranks = client connections", cores)
     axes[0].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out / "comparison.png", dpi=110)
@@ -162,7 +173,7 @@ def window_label(window: str) -> str:
     return "default window (shared)" if window == "auto" else f"{window} window"
 
 
-def plot_batches(rows: list[Row], out: Path) -> None:
+def plot_batches(rows: list[Row], out: Path, cores: int) -> None:
     """Speedup over single calls against batch size: reads (per window
     kind), then writes if measured, one panel per rank count, one line per
     protocol."""
@@ -185,7 +196,7 @@ def plot_batches(rows: list[Row], out: Path) -> None:
             sizes = sorted({r["batch"] for r in pick(subset, phase=phase, ranks=np_)})
             ax.set_xticks(sizes, [str(s) for s in sizes])
             ax.set_title(f"{phase}s, {np_} rank{'s' if np_ > 1 else ''}, "
-                         f"{window_label(window)}", fontsize=9)
+                         f"{window_label(window)}{oversubscribed(np_, cores)}", fontsize=9)
             ax.set_xlabel("keys per call (1 = single calls)")
             ax.set_ylabel("speedup over single calls")
             ax.grid(True, which="both", alpha=0.3)
@@ -363,7 +374,12 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("raw_dir", type=Path, help="folder with the benchmark JSON files")
     parser.add_argument("out_dir", type=Path, help="folder for the plots and RESULTS.md")
+    parser.add_argument("--cores", type=int, default=os.cpu_count() or 1,
+                        help="cores of the machine the runs were made on; runs with more "
+                             "ranks are marked oversubscribed (default: this machine's)")
     args = parser.parse_args()
+    if args.cores < 1:
+        parser.error(f"--cores must be at least 1, got {args.cores}")
     rows = load(args.raw_dir)
     batch_rows = (load_batches(args.raw_dir / "batch") if (args.raw_dir / "batch").is_dir()
                   else [])
@@ -371,21 +387,25 @@ def main() -> None:
         parser.error(f"no results in {args.raw_dir}")
     args.out_dir.mkdir(parents=True, exist_ok=True)
     top = max(r["ranks"] for r in rows)
-    plot_throughput(rows, args.out_dir)
-    plot_latency(rows, args.out_dir, top)
-    plot_comparison(rows, args.out_dir)
+    plot_throughput(rows, args.out_dir, args.cores)
+    plot_latency(rows, args.out_dir, top, args.cores)
+    plot_comparison(rows, args.out_dir, args.cores)
     batches = ["## Batched operations", "", *batch_section(batch_rows), ""] if batch_rows else []
     persist_rows = (load(args.raw_dir / "persist") if (args.raw_dir / "persist").is_dir()
                     else [])
     persist = (["## Dump and restore", "", *persist_section(persist_rows), ""]
                if persist_rows else [])
     if batch_rows:
-        plot_batches(batch_rows, args.out_dir)
+        plot_batches(batch_rows, args.out_dir, args.cores)
     text = ["# Benchmark results", "",
             "Written by `bash bench/run-suite.sh`; the plots are `throughput.png`, "
             "`latency.png`, `comparison.png`" + (" and `batch.png`" if batch_rows else "")
             + " beside this file, the raw rows in `raw/`.",
-            "", "## Machine", "", *machine(), "", "## Targets", "",
+            "", "## Machine", "", *machine(),
+            *([f"- Oversubscribed: the runs at more than {args.cores} ranks share the "
+               f"{args.cores} cores (marked in the figures); they show the scheduler as much as "
+               "the library."] if top > args.cores else []),
+            "", "## Targets", "",
             *targets(rows, batch_rows, top), "", *batches, *persist, "## All rows", "",
             *table(rows), ""]
     (args.out_dir / "RESULTS.md").write_text("\n".join(text))

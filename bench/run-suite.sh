@@ -5,21 +5,23 @@
 # then batched reads and writes (mpidht_read_batch, mpidht_write_batch of
 # 8, 64 and 512 keys against single calls) for every protocol, dump and
 # restore throughput (mpidht_bench_persist), and writes the raw JSON, plots
-# and bench/results/RESULTS.md.
+# and RESULTS.md into build/bench-results (--results DIR elsewhere; the
+# committed results are refreshed with --results bench/results).
 #
 # usage: bash bench/run-suite.sh [--ops N] [--server-ops N] [--nprocs "1 2 4"]
-#                                [--batches "1 8 64 512"]
+#                                [--batches "1 8 64 512"] [--results DIR]
 set -euo pipefail
 source "$(dirname "$0")/../scripts/common.sh"
 
-ops=100000 server_ops=20000 nprocs="1 2 4" batches="1 8 64 512"
+ops=100000 server_ops=20000 nprocs="1 2 4" batches="1 8 64 512" results=$build_root/bench-results
 while (($#)); do
   case $1 in
     --ops) ops=$2; shift 2 ;;
     --server-ops) server_ops=$2; shift 2 ;;
     --nprocs) nprocs=$2; shift 2 ;;
     --batches) batches=$2; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --results) results=$2; shift 2 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
@@ -40,7 +42,8 @@ mkdir -p "$build_root"
 configure_and_build "$build_root/bench" openmpi -DCMAKE_BUILD_TYPE=Release \
   -DMPIDHT_BUILD_TESTS=OFF > /dev/null
 bin=$build_root/bench/bench
-results=$repo/bench/results
+mkdir -p "$results"
+results=$(cd "$results" && pwd)
 raw=$results/raw
 rm -rf "$raw" && mkdir -p "$raw/batch"
 
