@@ -370,6 +370,24 @@ static void check(mpidht_status_t st, const char *what)
     }
 }
 
+/* Draws n keys into the key buffer and makes one call with them, timed: a
+ * single mpidht_write or mpidht_read (n = 1, not batched) or a batched
+ * call; returns its time per key in µs. */
+static float timed_call(bench_t *b, mpidht_t *t, keygen_rng_t *keys, bool write, bool batched,
+                        size_t n, const char *what)
+{
+    for (size_t k = 0; k < n; ++k)
+        make_key(b, k, draw(b, keys));
+    uint64_t c0 = ticks();
+    mpidht_status_t st =
+        batched ? (write ? mpidht_write_batch(t, n, b->keys, b->values, NULL)
+                         : mpidht_read_batch(t, n, b->keys, b->values, b->found))
+                : (write ? mpidht_write(t, b->keys, b->values, NULL)
+                         : mpidht_read(t, b->keys, b->values));
+    check(st, what);
+    return (float)((double)(ticks() - c0) / b->tpu / (double)n);
+}
+
 /* Runs one DHT phase, with calls of `batch` keys in the write and read
  * phases (1: single calls); fills r on rank 0. */
 static void run_dht_phase(bench_t *b, mpidht_t *t, const char *phase, unsigned long batch,
@@ -383,32 +401,14 @@ static void run_dht_phase(bench_t *b, mpidht_t *t, const char *phase, unsigned l
     check(mpidht_stats_global(t, &before), "statistics");
     MPI_Barrier(MPI_COMM_WORLD);
     bool batched = batch > 1 && strcmp(phase, "mixed") != 0;
+    bool writes = !strcmp(phase, "write"), mixed = !strcmp(phase, "mixed");
     unsigned long calls = 0;
     double t0 = MPI_Wtime();
-    if (!batched) {
-        for (unsigned long i = 0; i < o->ops; ++i) {
-            make_key(b, 0, draw(b, &keys));
-            bool write = !strcmp(phase, "write") ||
-                         (!strcmp(phase, "mixed") && keygen_next(&mix) % 100 >= o->read_percent);
-            uint64_t c0 = ticks();
-            check(write ? mpidht_write(t, b->keys, b->values, NULL)
-                        : mpidht_read(t, b->keys, b->values),
-                  phase);
-            b->samples[calls++] = (float)((double)(ticks() - c0) / b->tpu);
-        }
-    } else {
-        bool write = !strcmp(phase, "write");
-        for (unsigned long done = 0; done < o->ops;) {
-            size_t n = o->ops - done < batch ? o->ops - done : batch;
-            for (size_t k = 0; k < n; ++k)
-                make_key(b, k, draw(b, &keys));
-            uint64_t c0 = ticks();
-            check(write ? mpidht_write_batch(t, n, b->keys, b->values, NULL)
-                        : mpidht_read_batch(t, n, b->keys, b->values, b->found),
-                  phase);
-            b->samples[calls++] = (float)((double)(ticks() - c0) / b->tpu / (double)n);
-            done += n;
-        }
+    for (unsigned long done = 0; done < o->ops;) {
+        size_t n = !batched ? 1 : o->ops - done < batch ? o->ops - done : batch;
+        bool write = writes || (mixed && keygen_next(&mix) % 100 >= o->read_percent);
+        b->samples[calls++] = timed_call(b, t, &keys, write, batched, n, phase);
+        done += n;
     }
     double elapsed = MPI_Wtime() - t0;
     check(mpidht_stats_global(t, &after), "statistics");
@@ -423,6 +423,8 @@ static void run_dht_phase(bench_t *b, mpidht_t *t, const char *phase, unsigned l
 /* Keys per rank that each size writes in one round of the interleaved
  * write phase. */
 #define WRITE_BLOCK 4096ul
+/* Keys per call of the warm-up's reads. */
+#define WARM_UP_CALL 64ul
 
 /* Reads keys outside the workload's range (misses that look at every
  * candidate) until this process has touched about 99 % of the table's
@@ -436,11 +438,11 @@ static void warm_up(bench_t *b, mpidht_t *t)
     uint64_t pages = info.total_buckets * info.bucket_size / 4096 + 1;
     uint64_t reads = 5 * pages / info.candidates + 1;
     keygen_rng_t rng = {0x5eed};
-    enum { CALL = 64 };
-    for (uint64_t done = 0; done < reads; done += CALL) {
-        for (size_t r = 0; r < CALL; ++r)
+    for (uint64_t done = 0; done < reads; done += WARM_UP_CALL) {
+        for (size_t r = 0; r < WARM_UP_CALL; ++r)
             make_key(b, r, b->o->range + 1 + keygen_next(&rng) % (UINT64_MAX / 2));
-        check(mpidht_read_batch(t, CALL, b->keys, b->values, b->found), "warm-up read");
+        check(mpidht_read_batch(t, WARM_UP_CALL, b->keys, b->values, b->found),
+              "warm-up read");
     }
     MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -472,13 +474,7 @@ static void run_write_interleaved(bench_t *b, mpidht_t *t, result_t *results)
             double t0 = MPI_Wtime();
             for (unsigned long d = 0; d < block;) {
                 size_t n = block - d < batch ? block - d : batch;
-                for (size_t r = 0; r < n; ++r)
-                    make_key(b, r, draw(b, &keys));
-                uint64_t c0 = ticks();
-                check(batch == 1 ? mpidht_write(t, b->keys, b->values, NULL)
-                                 : mpidht_write_batch(t, n, b->keys, b->values, NULL),
-                      "write");
-                samples[calls[k]++] = (float)((double)(ticks() - c0) / b->tpu / (double)n);
+                samples[calls[k]++] = timed_call(b, t, &keys, true, batch > 1, n, "write");
                 d += n;
             }
             double elapsed = MPI_Wtime() - t0, slowest = 0;
@@ -610,7 +606,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
-    unsigned long rows = 64; /* the warm-up's calls */
+    unsigned long rows = WARM_UP_CALL;
     for (size_t i = 0; i < o.batch_count; ++i)
         rows = o.batches[i] > rows ? o.batches[i] : rows;
     for (size_t i = 0; i < o.write_batch_count; ++i)

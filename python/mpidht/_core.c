@@ -797,6 +797,8 @@ static PyObject *core_key_encode(PyObject *module, PyObject *args)
     Py_ssize_t rows;
     if (!PyArg_ParseTuple(args, "OnOO", &spec_obj, &rows, &values_obj, &out_obj))
         return NULL;
+    if (rows < 0)
+        return PyErr_Format(PyExc_ValueError, "rows must be 0 or more, got %zd", rows);
     PyObject *spec_seq = PySequence_Fast(spec_obj, "spec must be a sequence");
     if (!spec_seq)
         return NULL;
@@ -820,10 +822,10 @@ static PyObject *core_key_encode(PyObject *module, PyObject *args)
     }
     Py_DECREF(spec_seq);
     Py_buffer values, out;
-    size_t n = rows < 0 ? 0 : (size_t)rows * (size_t)columns;
-    if (rows < 0 || get_exact(values_obj, &values, n * sizeof(double), "values", 0) != 0) {
+    size_t n = (size_t)rows * (size_t)columns;
+    if (get_exact(values_obj, &values, n * sizeof(double), "values", 0) != 0) {
         PyMem_Free(spec);
-        return rows < 0 ? PyErr_Format(PyExc_ValueError, "rows must be 0 or more") : NULL;
+        return NULL;
     }
     if (get_exact(out_obj, &out, n * MPIDHT_KEY_ELEMENT_SIZE, "out", 1) != 0) {
         PyBuffer_Release(&values);

@@ -4,10 +4,12 @@
  * to even, powers of ten and their neighbours, subnormals), POET's decimal
  * truncation, log10 with the class of x <= 0, the floor, exact columns,
  * -0.0 equal to 0.0 everywhere, the row-major layout into an unaligned
- * buffer, and every refusal (the spec, NaN and infinity, overflow, NULL).
+ * buffer, every refusal (the spec, NaN and infinity, overflow, NULL), and
+ * that threads encoding at once get what one thread gets (no shared state).
  * Pure: no MPI.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -186,6 +188,46 @@ static void refusals(void)
     EXPECT(strcmp(mpidht_strerror(MPIDHT_ERR_KEY_VALUE), "unknown status") != 0);
 }
 
+/* Threads encoding the same rows at once each get the single-threaded
+ * keys. */
+enum { THREADS = 4, THREAD_ROWS = 4096, THREAD_COLUMNS = 3 };
+static const mpidht_key_column_t thread_spec[THREAD_COLUMNS] = {
+    {MPIDHT_KEY_SIGNIFICANT, 4, 1, 1e-10}, {MPIDHT_KEY_DECIMAL, 3, 0, 0},
+    {MPIDHT_KEY_SIGNIFICANT, 15, 0, 0}};
+static double thread_values[THREAD_ROWS][THREAD_COLUMNS];
+static unsigned char thread_keys[THREADS][THREAD_ROWS * THREAD_COLUMNS * MPIDHT_KEY_ELEMENT_SIZE];
+
+static void *encode_all(void *arg)
+{
+    unsigned char *out = arg;
+    for (int repeat = 0; repeat < 20; ++repeat)
+        if (mpidht_key_encode(THREAD_COLUMNS, thread_spec, THREAD_ROWS, &thread_values[0][0],
+                              out) != MPIDHT_OK)
+            return arg;
+    return NULL;
+}
+
+static void concurrent_callers(void)
+{
+    uint64_t state = 12345;
+    for (size_t r = 0; r < THREAD_ROWS; ++r)
+        for (size_t c = 0; c < THREAD_COLUMNS; ++c) {
+            state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+            thread_values[r][c] = (double)(state >> 11) * 1e-12 * pow(10.0, (double)(r % 30) - 15);
+        }
+    static unsigned char reference[sizeof thread_keys[0]];
+    EXPECT(mpidht_key_encode(THREAD_COLUMNS, thread_spec, THREAD_ROWS, &thread_values[0][0],
+                             reference) == MPIDHT_OK);
+    pthread_t threads[THREADS];
+    for (int i = 0; i < THREADS; ++i)
+        EXPECT(pthread_create(&threads[i], NULL, encode_all, thread_keys[i]) == 0);
+    for (int i = 0; i < THREADS; ++i) {
+        void *failed = NULL;
+        EXPECT(pthread_join(threads[i], &failed) == 0 && failed == NULL);
+        EXPECT(memcmp(thread_keys[i], reference, sizeof reference) == 0);
+    }
+}
+
 int main(void)
 {
     significant_examples();
@@ -194,5 +236,6 @@ int main(void)
     log_floor_exact();
     layout();
     refusals();
+    concurrent_callers();
     return unit_result("key encoding");
 }
