@@ -612,8 +612,12 @@ const char *mpidht_eviction_name(mpidht_eviction_t eviction);
 /*
  * A surrogate looks results up by its inputs rounded, so that nearby
  * inputs share one entry. mpidht_key_encode turns rows of numbers into
- * such keys, the same bytes on every process for the same inputs. Pure and
- * local: no table, no MPI, callable before MPI_Init.
+ * such keys, the same bytes on every process for the same inputs (that
+ * runs the same build: the rounding uses the C library's log10 and pow;
+ * the decimal exponent is checked against pow(10, e), so a log10 one off
+ * next to a power of ten cannot change a class). Pure and local: no
+ * table, no MPI, no global state (tested with threads), callable before
+ * MPI_Init.
  *
  * Each column of a row becomes one element of MPIDHT_KEY_ELEMENT_SIZE
  * bytes: two int64 (native byte order), a whole number and an exponent.
