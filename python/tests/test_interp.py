@@ -1,0 +1,291 @@
+"""The interpolating surrogate (mpidht.interp): each acceptance check on a
+case built to fail it (and its twin that passes), both methods, online
+verification, and the shared neighbour table under concurrent publishing
+from every process into one class."""
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from mpi4py import MPI
+
+from mpidht.interp import (Check, Method, Neighbours, Prediction, Settings, Verification,
+                           predict_from)
+from mpidht.keys import KeyColumn, Rounding
+
+Array = npt.NDArray[np.float64]
+#: Three plain columns (no log): distances in the values' own units.
+PLAIN = [KeyColumn(Rounding.SIGNIFICANT, 1)] * 3
+#: A linear change: y = x + A x + b.
+A = np.array([[0.01, 0.02, 0.0], [0.0, -0.01, 0.03], [0.02, 0.0, -0.02]])
+B = np.array([0.001, -0.002, 0.0005])
+
+
+def step(x: Array) -> Array:
+    out: Array = x + x @ A.T + B
+    return out
+
+
+def cloud(centre: Array, count: int, spread: float, seed: int = 1) -> Array:
+    rng = np.random.default_rng(seed)
+    out: Array = centre + spread * rng.uniform(-1.0, 1.0, size=(count, centre.size))
+    return out
+
+
+def one(query: Array, samples: Array, results: Array, settings: Settings,
+        columns: list[KeyColumn] = PLAIN) -> Prediction:
+    """Predicts one query from its samples (one class)."""
+    return predict_from(query[None, :], samples[None], results[None], [samples.shape[0]],
+                        columns, settings)
+
+
+CENTRE = np.array([1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("method", list(Method))
+def test_accepts_a_smooth_model_and_predicts_it(method: Method) -> None:
+    xs = cloud(CENTRE, 12, 0.05)
+    p = one(CENTRE, xs, step(xs), Settings(method=method, min_neighbours=4, tolerance=1e-2, radius=1.0))
+    assert p.check[0] == Check.ACCEPTED
+    assert p.used[0] == 12
+    true = step(CENTRE)
+    # LINEAR reproduces a linear change; IDW errs at most by the spread of
+    # the change over the samples.
+    bound = 1e-10 if method is Method.LINEAR else 0.05 * np.abs(A).sum(axis=1).max() * 2
+    assert np.abs(p.values[0] - true).max() <= bound
+    assert (p.estimate[0] <= 1e-2).all()
+
+
+def test_a_sample_at_the_query_gives_its_own_result() -> None:
+    xs = cloud(CENTRE, 6, 0.05)
+    xs[3] = CENTRE
+    ys = step(xs)
+    ys[3] += 1e-4  # not on the smooth model: IDW must still return it
+    p = one(CENTRE, xs, ys, Settings(method=Method.IDW, min_neighbours=4, tolerance=1.0,
+                                     radius=1.0))
+    assert p.check[0] == Check.ACCEPTED
+    assert np.allclose(p.values[0], ys[3], rtol=0, atol=1e-15)
+
+
+def test_too_few_samples_in_the_class() -> None:
+    xs = cloud(CENTRE, 3, 0.05)
+    p = one(CENTRE, xs, step(xs), Settings(min_neighbours=4, tolerance=1e-2, radius=1.0))
+    assert p.check[0] == Check.FEW_NEIGHBOURS
+    assert np.isnan(p.values[0]).all()
+    # Slots past the count are ignored, whatever they hold.
+    padded = np.vstack([xs, np.tile(CENTRE, (5, 1))])
+    q = predict_from(CENTRE[None], padded[None], step(padded)[None], [3], PLAIN,
+                     Settings(min_neighbours=4, tolerance=1e-2, radius=1.0))
+    assert q.check[0] == Check.FEW_NEIGHBOURS
+
+
+def test_a_query_too_far_from_the_samples() -> None:
+    xs = cloud(CENTRE, 8, 0.05)
+    far = CENTRE + np.array([0.0, 0.0, 0.3])  # one column beyond the radius
+    p = one(far, xs, step(xs), Settings(min_neighbours=4, tolerance=1.0, radius=0.2))
+    assert p.check[0] == Check.TOO_FAR
+    near = one(CENTRE, xs, step(xs), Settings(min_neighbours=4, tolerance=1.0, radius=0.2))
+    assert near.check[0] == Check.ACCEPTED
+
+
+def test_distance_on_log10_of_logged_columns() -> None:
+    logged = [KeyColumn(Rounding.SIGNIFICANT, 1, log=True, floor=1e-12)] * 3
+    xs = CENTRE * 1e-4 * (1 + 0.01 * np.arange(6))[:, None]
+    # 5 % above the largest sample: log10 distance 0.02 (within 0.05), but
+    # 1.5e-5 in plain units, which no plain radius of 1e-6 admits.
+    q = xs[-1] * 1.05
+    ok = one(q, xs, step(xs), Settings(min_neighbours=4, tolerance=1.0, radius=0.05), logged)
+    assert ok.check[0] == Check.ACCEPTED
+    far = one(q * 2, xs, step(xs), Settings(min_neighbours=4, tolerance=1.0, radius=0.05),
+              logged)
+    assert far.check[0] == Check.TOO_FAR
+
+
+def test_a_mineral_appearing_in_some_samples_rejects() -> None:
+    xs = cloud(CENTRE, 8, 0.05)
+    xs[:, 2] = 0.0          # column 2: a mineral absent in every input
+    ys = step(xs)
+    ys[:, 2] = 0.0          # ...and in every result
+    settings = Settings(min_neighbours=4, presence=[2], tolerance=1e-2, radius=1.0)
+    query = CENTRE.copy()
+    query[2] = 0.0
+    assert one(query, xs, ys, settings).check[0] == Check.ACCEPTED
+    ys[:3, 2] = 1e-6        # precipitates in three of the samples
+    assert one(query, xs, ys, settings).check[0] == Check.PRESENCE
+
+
+def test_samples_of_other_minerals_present_are_dropped() -> None:
+    xs = cloud(CENTRE, 8, 0.05)
+    ys = step(xs)
+    query = CENTRE.copy()
+    query[2] = 0.0          # the query has none of mineral 2; every sample has some
+    settings = Settings(min_neighbours=4, presence=[2], tolerance=1.0, radius=5.0)
+    assert one(query, xs, ys, settings).check[0] == Check.PRESENCE
+    xs[:5, 2], ys[:5, 2] = 0.0, 0.0  # five samples without it: those are used
+    p = one(query, xs, ys, settings)
+    assert p.check[0] == Check.ACCEPTED and p.used[0] == 5
+
+
+@pytest.mark.parametrize("method", list(Method))
+def test_scattered_samples_fail_the_error_estimate(method: Method) -> None:
+    xs = cloud(CENTRE, 14, 0.05)
+    ys = step(xs) + np.random.default_rng(7).normal(0.0, 1e-3, size=xs.shape)
+    tight = Settings(method=method, min_neighbours=4, tolerance=1e-4, radius=1.0)
+    p = one(CENTRE, xs, ys, tight)
+    assert p.check[0] == Check.ERROR_ESTIMATE
+    assert (p.estimate[0] > 1e-4).any()
+    loose = Settings(method=method, min_neighbours=4, tolerance=1.0, radius=1.0)
+    assert one(CENTRE, xs, ys, loose).check[0] == Check.ACCEPTED
+
+
+def test_linear_with_too_few_samples_for_its_fit_rejects() -> None:
+    """Four samples in three columns: every sample is needed by the fit, so
+    leave-one-out cannot estimate the error."""
+    xs = cloud(CENTRE, 4, 0.05)
+    p = one(CENTRE, xs, step(xs), Settings(method=Method.LINEAR, min_neighbours=4, tolerance=1e-2, radius=1.0))
+    assert p.check[0] == Check.ERROR_ESTIMATE
+
+
+def test_a_prediction_that_drives_an_amount_negative_rejects() -> None:
+    xs = cloud(CENTRE, 8, 0.05)
+    ys = step(xs)
+    ys[:, 0] = xs[:, 0] - 1.2   # column 0 loses more than the query holds
+    settings = Settings(min_neighbours=4, nonnegative=[0], tolerance=1.0, radius=1.0)
+    assert one(CENTRE, xs, ys, settings).check[0] == Check.NEGATIVE
+    assert one(CENTRE + np.array([0.5, 0, 0]), xs, ys,
+               Settings(min_neighbours=4, nonnegative=[0], tolerance=1.0,
+                        radius=1.0)).check[0] == Check.ACCEPTED
+
+
+def test_a_prediction_that_breaks_conservation_rejects() -> None:
+    conserved = np.array([[1.0, 1.0, 0.0]])     # columns 0 + 1 are conserved
+    xs = cloud(CENTRE, 8, 0.05)
+    shift = np.array([1e-3, -1e-3, 2e-3])       # keeps x0 + x1
+    ys = xs + shift
+    settings = Settings(min_neighbours=4, conserved=conserved, conservation_rtol=1e-9,
+                        tolerance=1.0, radius=1.0)
+    assert one(CENTRE, xs, ys, settings).check[0] == Check.ACCEPTED
+    ys[:, 0] += 1e-5                            # the samples gain 1e-5 of the sum
+    p = one(CENTRE, xs, ys, settings)
+    assert p.check[0] == Check.CONSERVATION
+    # Within a tolerance the samples meet, the same prediction is accepted.
+    lax = Settings(min_neighbours=4, conserved=conserved, conservation_rtol=1e-5,
+                   tolerance=1.0, radius=1.0)
+    assert one(CENTRE, xs, ys, lax).check[0] == Check.ACCEPTED
+
+
+def test_checks_come_in_order_and_rows_are_independent() -> None:
+    xs = cloud(CENTRE, 8, 0.05)
+    ys = step(xs)
+    queries = np.array([CENTRE, CENTRE + 5.0, CENTRE])
+    inputs = np.stack([xs, xs, xs[:2].repeat(4, axis=0)])
+    results = np.stack([ys, ys, ys[:2].repeat(4, axis=0)])
+    p = predict_from(queries, inputs, results, [8, 8, 2], PLAIN,
+                     Settings(min_neighbours=4, tolerance=1.0, radius=1.0))
+    assert p.check.tolist() == [Check.ACCEPTED, Check.TOO_FAR, Check.FEW_NEIGHBOURS]
+    assert p.accepted.tolist() == [True, False, False]
+
+
+@pytest.mark.parametrize("bad", [dict(slots=0), dict(min_neighbours=13), dict(radius=0.0),
+                                 dict(conservation_rtol=-1.0), dict(method="nearest")])
+def test_bad_settings_are_refused(bad: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        Settings(**bad)
+
+
+def test_bad_scale_or_tolerance_is_refused() -> None:
+    xs = cloud(CENTRE, 6, 0.05)
+    with pytest.raises(ValueError, match="scale"):
+        one(CENTRE, xs, step(xs), Settings(scale=[1.0, 0.0, 1.0]))
+    with pytest.raises(ValueError, match="tolerance"):
+        one(CENTRE, xs, step(xs), Settings(tolerance=-1.0))
+
+
+def test_verification_chooses_a_repeatable_fraction_and_sums_errors() -> None:
+    none, every = Verification(0.0), Verification(1.0)
+    assert not none.choose(100).any() and every.choose(100).all()
+    a, b = Verification(0.25, seed=3), Verification(0.25, seed=3)
+    picks = a.choose(4000)
+    assert (picks == b.choose(4000)).all()
+    assert 800 < picks.sum() < 1200
+    v = Verification(0.5)
+    v.add([[1.0, 2.0], [3.0, 4.0]], [[1.5, 2.0], [3.0, 1.0]])
+    w = Verification(0.5)
+    w.add([[0.0, 0.0]], [[0.0, 1.0]])
+    v.merge(w)
+    assert v.count == 3
+    assert v.max_abs.tolist() == [0.5, 3.0]
+    assert np.allclose(v.rms(), np.sqrt(np.array([0.25, 10.0]) / 3))
+    with pytest.raises(ValueError):
+        Verification(1.5)
+
+
+# -- the shared table ------------------------------------------------------
+
+
+@pytest.fixture
+def near(comm: MPI.Intracomm, protocol: str) -> Any:
+    settings = Settings(tolerance=1e-3, radius=1.0, slots=8, min_neighbours=4,
+                        method=Method.LINEAR)
+    with Neighbours(comm, [KeyColumn(Rounding.SIGNIFICANT, 1)] * 3, settings, 1 << 20,
+                    context_size=1, protocol=protocol) as n:
+        yield n
+        comm.Barrier()
+
+
+def test_samples_published_anywhere_predict_everywhere(comm: MPI.Intracomm,
+                                                       near: Neighbours) -> None:
+    rank, size = comm.Get_rank(), comm.Get_size()
+    # 8 samples of one class (every input rounds to [1, 2, 3] at 1 digit),
+    # spread over the processes.
+    xs = cloud(CENTRE, 8, 0.04)
+    mine = xs[rank::size]
+    near.publish(mine, step(mine), context=60.0)
+    comm.Barrier()
+    p = near.predict(CENTRE, context=60.0)
+    assert p.check[0] == Check.ACCEPTED and p.used[0] == 8
+    assert np.abs(p.values[0] - step(CENTRE)).max() < 1e-10
+    # Another context is another class: nothing there.
+    assert near.predict(CENTRE, context=30.0).check[0] == Check.FEW_NEIGHBOURS
+
+
+def test_hot_class_keeps_whole_samples_under_concurrent_publishing(
+        comm: MPI.Intracomm, near: Neighbours) -> None:
+    """Every process publishes into one class at once, one sample per call;
+    afterwards the class holds exactly `slots` whole samples (each result
+    the model's for its input: none torn, none mixed), all distinct."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    xs = cloud(CENTRE, 40, 0.04, seed=100 + rank)
+    comm.Barrier()
+    for x in xs:
+        near.publish(x[None], step(x[None]), context=1.0)
+    comm.Barrier()
+    inputs, results, count = near.lookup(CENTRE[None], context=1.0)
+    assert count[0] == 8
+    assert np.array_equal(results[0], step(inputs[0]))
+    assert len({row.tobytes() for row in inputs[0]}) == 8
+    everyone = np.vstack(comm.allgather(xs))
+    assert all((everyone == row).all(axis=1).any() for row in inputs[0])
+
+
+def test_a_repeated_input_replaces_its_own_sample(comm: MPI.Intracomm,
+                                                  near: Neighbours) -> None:
+    if comm.Get_rank() == 0:
+        xs = cloud(CENTRE, 3, 0.04)
+        near.publish(xs, step(xs), context=2.0)
+        near.publish(xs[:1], step(xs[:1]) + 1.0, context=2.0)
+        inputs, results, count = near.lookup(CENTRE[None], context=2.0)
+        assert count[0] == 3
+        assert np.array_equal(results[0, 0], step(xs[:1])[0] + 1.0)
+        assert np.array_equal(results[0, 1:3], step(xs[1:]))
+    comm.Barrier()
+
+
+def test_shape_and_context_errors(near: Neighbours) -> None:
+    with pytest.raises(ValueError, match="3 columns"):
+        near.predict(np.zeros((2, 4)), context=1.0)
+    with pytest.raises(ValueError, match="context"):
+        near.predict(CENTRE)
+    with pytest.raises(ValueError, match="shape"):
+        near.publish(np.zeros((2, 3)), np.zeros((3, 3)), context=1.0)
