@@ -31,13 +31,16 @@ from .variables import AQUEOUS, MINERALS, VARIABLES
 from .waters import Water
 
 __all__ = ["AQUEOUS", "MINERALS", "VARIABLES", "Config", "ConfigError", "DhtConfig",
-           "DEFAULT_CONFIG", "FixedPressure", "ROUNDINGS", "load"]
+           "DEFAULT_CONFIG", "FixedPressure", "InterpConfig", "METHODS", "ROUNDINGS", "load"]
 
 DEFAULT_CONFIG = Path(__file__).parent / "configs" / "simdol2d.toml"
-SECTIONS = ("grid", "flow", "time", "chemistry", "initial", "injected", "dht", "run")
+SECTIONS = ("grid", "flow", "time", "chemistry", "initial", "injected", "dht", "interp",
+            "run")
 #: How a variable is reduced to a key element: to significant digits, or to
 #: decimal places by truncation (POET's rounding).
 ROUNDINGS = ("significant", "decimal")
+#: How the interpolating surrogate predicts (mpidht.interp.Method).
+METHODS = ("idw", "linear")
 _WATER_KEYS = ("solution", "state", "charge_balance", "equilibrium")
 
 
@@ -63,6 +66,22 @@ class DhtConfig:
 
 
 @dataclass(frozen=True)
+class InterpConfig:
+    """The interpolating surrogate ([interp]; used only with the DHT on)."""
+
+    enabled: bool = False
+    method: str = "idw"
+    memory_per_worker: int = 64 << 20
+    digits: dict[str, int] = field(default_factory=dict)
+    slots: int = 12
+    min_neighbours: int = 4
+    radius: float = 0.05
+    tolerance: float = 1e-5
+    conservation_rtol: float = 1e-5
+    verify: float = 0.02
+
+
+@dataclass(frozen=True)
 class Config:
     nx: int
     ny: int
@@ -84,6 +103,7 @@ class Config:
     #: The state the injecting cells hold (aqueous variables).
     injected: dict[str, float]
     dht: DhtConfig
+    interp: InterpConfig
     package_size: int
     output_dir: Path
     save_every: int
@@ -165,25 +185,55 @@ def _dht(table: Mapping[str, Any]) -> DhtConfig:
     rounding = table.get("rounding", "significant")
     if rounding not in ROUNDINGS:
         raise ConfigError(f"dht.rounding must be {' or '.join(ROUNDINGS)}, got {rounding!r}")
+    digits = _digits(table, "dht", 1 if rounding == "significant" else 0)
+    floor = float(_number(table, "dht", "floor", minimum=0.0))
+    return DhtConfig(enabled, str(protocol), int(memory), digits, log, floor, str(rounding),
+                     _path(table, "dht", "restore"), dump)
+
+
+def _digits(table: Mapping[str, Any], section: str, minimum: int) -> dict[str, int]:
+    """The per-variable digits table of a section."""
     digits_table = table.get("digits")
     if not isinstance(digits_table, dict):
-        raise ConfigError("dht.digits must be a table of variable = digits")
+        raise ConfigError(f"{section}.digits must be a table of variable = digits")
     unknown = sorted(set(digits_table) - set(VARIABLES))
     if unknown:
-        raise ConfigError(f"dht.digits: unknown variable(s) {', '.join(unknown)}; "
+        raise ConfigError(f"{section}.digits: unknown variable(s) {', '.join(unknown)}; "
                           f"the variables are {', '.join(VARIABLES)}")
     digits = {}
     for name in VARIABLES:
         if name not in digits_table:
-            raise ConfigError(f"dht.digits.{name} is required")
+            raise ConfigError(f"{section}.digits.{name} is required")
         # A float64 carries at most 15 significant decimal digits; decimal
         # places may be 0 (whole numbers), significant digits not.
-        digits[name] = int(_number(digits_table, "dht.digits", name, integer=True,
-                                   minimum=1 if rounding == "significant" else 0,
-                                   maximum=15))
-    floor = float(_number(table, "dht", "floor", minimum=0.0))
-    return DhtConfig(enabled, str(protocol), int(memory), digits, log, floor, str(rounding),
-                     _path(table, "dht", "restore"), dump)
+        digits[name] = int(_number(digits_table, f"{section}.digits", name, integer=True,
+                                   minimum=minimum, maximum=15))
+    return digits
+
+
+def _interp(table: Mapping[str, Any]) -> InterpConfig:
+    keys = ("enabled", "method", "memory_per_worker", "digits", "slots", "min_neighbours",
+            "radius", "tolerance", "conservation_rtol", "verify")
+    _known(table, "interp", keys)
+    method = table.get("method")
+    if method not in METHODS:
+        raise ConfigError(f"interp.method must be {' or '.join(METHODS)}, got {method!r}")
+    slots = int(_number(table, "interp", "slots", integer=True, minimum=1, maximum=4096))
+    interp = InterpConfig(
+        enabled=_flag(table, "interp", "enabled"),
+        method=str(method),
+        memory_per_worker=int(_number(table, "interp", "memory_per_worker", integer=True,
+                                      minimum=4096)),
+        digits=_digits(table, "interp", 1),
+        slots=slots,
+        min_neighbours=int(_number(table, "interp", "min_neighbours", integer=True,
+                                   minimum=1, maximum=slots)),
+        radius=float(_number(table, "interp", "radius", positive=True)),
+        tolerance=float(_number(table, "interp", "tolerance", minimum=0.0)),
+        conservation_rtol=float(_number(table, "interp", "conservation_rtol", minimum=0.0)),
+        verify=float(_number(table, "interp", "verify", minimum=0.0, maximum=1.0)),
+    )
+    return interp
 
 
 def _set_deep(merged: dict[str, Any], dotted: str, value: Any) -> None:
@@ -292,6 +342,7 @@ def _build(m: Mapping[str, Mapping[str, Any]], source: Path) -> Config:
         initial={**computed["initial"].state, **minerals},
         injected=dict(computed["injected"].state),
         dht=_dht(m["dht"]),
+        interp=_interp(m["interp"]),
         package_size=int(_number(r, "run", "package_size", integer=True, minimum=1)),
         output_dir=Path(str(r.get("output_dir", "sim-output"))),
         save_every=int(_number(r, "run", "save_every", integer=True, minimum=1)),

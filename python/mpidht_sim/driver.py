@@ -12,7 +12,11 @@ batched write.
 
 A hit is accepted only if its result has no negative amount (a total or a
 mineral); a rejected hit is computed by PHREEQC like a miss, and its result
-replaces the entry (``surrogate``).
+replaces the entry (``surrogate``). With ``[interp]`` on, the misses are
+then predicted from stored neighbours (``mpidht.interp``); a prediction
+that passes every check is used, one that fails is computed by PHREEQC,
+and ``interp.verify`` of the accepted ones are computed as well, their
+true error recorded (``Verification``) and PHREEQC's result used.
 """
 
 from __future__ import annotations
@@ -27,17 +31,20 @@ import numpy.typing as npt
 from mpi4py import MPI
 
 import mpidht
+from mpidht.interp import Check, Neighbours, Verification
 
 from .checkpoint import DHT_FILE, write_settings
 from .chemistry import Chemistry
 from .config import Config
 from .flow import Advection, solve_flow
-from .surrogate import KEY_SIZE, VALUE_SIZE, Surrogate
+from .surrogate import KEY_SIZE, VALUE_SIZE, Surrogate, interpolation
 from .variables import AQUEOUS, VARIABLES
 
 __all__ = ["Counters", "IterationRecord", "RunResult", "run"]
 
 Array = npt.NDArray[np.float64]
+#: Outcomes of a prediction, in mpidht.interp.Check's order (Counters.checks).
+CHECKS = tuple(c.name.lower() for c in Check)
 TAG_WORK, TAG_RESULT, TAG_STOP, TAG_DUMP = 1, 2, 3, 4
 
 
@@ -47,22 +54,35 @@ class Counters:
     is either a hit (its stored change was used) or a miss (PHREEQC
     computed it); exact hits are hits whose input equals the one the change
     was computed from; rejected are found entries that a check refused
-    (counted among the misses)."""
+    (counted among the misses). With interpolation, a cell is a hit, an
+    interpolated cell (an accepted prediction used) or a miss; ``checks``
+    counts the predictions by outcome (CHECKS: accepted ones first, the
+    verified among them), and verified accepted predictions are misses.
+    dht_s is all the surrogate's time (keys, DHT calls, interpolation),
+    interp_s the part spent predicting and publishing."""
 
     hits: int = 0
     misses: int = 0
     exact_hits: int = 0
     rejected: int = 0
+    interpolated: int = 0
+    verified: int = 0
+    checks: list[int] = field(default_factory=lambda: [0] * len(CHECKS))
     chemistry_s: float = 0.0
     dht_s: float = 0.0
+    interp_s: float = 0.0
 
     def add(self, other: "Counters") -> None:
         self.hits += other.hits
         self.misses += other.misses
         self.exact_hits += other.exact_hits
         self.rejected += other.rejected
+        self.interpolated += other.interpolated
+        self.verified += other.verified
+        self.checks = [a + b for a, b in zip(self.checks, other.checks)]
         self.chemistry_s += other.chemistry_s
         self.dht_s += other.dht_s
+        self.interp_s += other.interp_s
 
 
 @dataclass
@@ -76,6 +96,10 @@ class IterationRecord:
     chemistry_s: float
     dht_s: float
     wall_s: float
+    interpolated: int = 0
+    verified: int = 0
+    checks: list[int] = field(default_factory=lambda: [0] * len(CHECKS))
+    interp_s: float = 0.0
 
 
 @dataclass
@@ -88,6 +112,8 @@ class RunResult:
     restored: int = 0                  # entries loaded from dht.restore
     dht_dump: Optional[Path] = None    # where the DHT was saved
     dump_s: float = 0.0                # time spent saving it
+    #: Accepted predictions checked against PHREEQC, over all workers.
+    verification: Optional[Any] = None  # mpidht.interp.Verification
 
 
 class ChemistryWorker:
@@ -97,9 +123,17 @@ class ChemistryWorker:
         self.chemistry = Chemistry(cfg.database, cfg.calcite_parm, cfg.dolomite_parm)
         self.surrogate = Surrogate(cfg.dht)
         self.table: Optional[mpidht.Table] = None
+        self.near: Optional[Neighbours] = None
+        self.verification = Verification(cfg.interp.verify,
+                                         seed=dht_comm.Get_rank() if dht_comm else 0)
         if cfg.dht.enabled and dht_comm is not None:
             self.table = mpidht.Table(dht_comm, KEY_SIZE, VALUE_SIZE,
                                       cfg.dht.memory_per_worker, protocol=cfg.dht.protocol)
+            if cfg.interp.enabled:
+                columns, settings = interpolation(cfg)
+                self.near = Neighbours(dht_comm, columns, settings,
+                                       cfg.interp.memory_per_worker, context_size=1,
+                                       protocol=cfg.dht.protocol)
         #: Entries loaded from a saved DHT (collective over the workers).
         self.restored = 0
         if self.table is not None and cfg.dht.restore is not None:
@@ -126,20 +160,42 @@ class ChemistryWorker:
             counts.rejected = int((~accepted).sum())
         t1 = time.perf_counter()
         missing = ~hit
+        verify = np.zeros(0, dtype=np.int64)
+        predicted = np.zeros((0, states.shape[1]))
+        if self.near is not None and missing.any():
+            rows = np.flatnonzero(missing)
+            p = self.near.predict(states[rows], dt)
+            counts.checks = np.bincount(p.check, minlength=len(CHECKS)).tolist()
+            taken, values = rows[p.accepted], p.values[p.accepted]
+            chosen = self.verification.choose(taken.size)
+            out[taken[~chosen]] = values[~chosen]
+            missing[taken[~chosen]] = False
+            verify, predicted = taken[chosen], values[chosen]
+            counts.interpolated, counts.verified = int((~chosen).sum()), int(chosen.sum())
+        t2 = time.perf_counter()
         if missing.any():
             out[missing] = self.chemistry.react(states[missing], dt)
-        t2 = time.perf_counter()
+        t3 = time.perf_counter()
         if missing.any():
             self.table.write_many(keys[missing],
                                   self.surrogate.values(states[missing], out[missing], dt))
-        t3 = time.perf_counter()
+            if self.near is not None:
+                t4 = time.perf_counter()
+                self.verification.add(predicted, out[verify])
+                self.near.publish(states[missing], out[missing], dt)
+                counts.interp_s += time.perf_counter() - t4
+        t5 = time.perf_counter()
         counts.hits, counts.misses = int(hit.sum()), int(missing.sum())
-        counts.chemistry_s = t2 - t1
-        counts.dht_s = (t1 - t0) + (t3 - t2)
+        counts.chemistry_s = t3 - t2
+        counts.interp_s += t2 - t1
+        counts.dht_s = (t2 - t0) + (t5 - t3)
         return out, counts
 
-    def evictions(self) -> int:
-        return self.table.stats()["evictions"] if self.table is not None else 0
+    def end(self) -> tuple[int, int, Verification]:
+        """What the master collects at the end: evictions in this worker's
+        part of the DHT, entries restored, the verified predictions."""
+        evictions = self.table.stats()["evictions"] if self.table is not None else 0
+        return evictions, self.restored, self.verification
 
     def dump(self, path: Path) -> None:
         """Collective over the workers: saves the DHT to path."""
@@ -147,6 +203,8 @@ class ChemistryWorker:
             self.table.dump(path)
 
     def close(self) -> None:
+        if self.near is not None:
+            self.near.close()
         if self.table is not None:
             self.table.close()
 
@@ -212,7 +270,8 @@ def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
         counts = _dispatch(comm, local, state, work, cfg.time_step)
         record = IterationRecord(it, counts.hits, counts.misses, counts.exact_hits,
                                  counts.rejected, t1 - t0, counts.chemistry_s, counts.dht_s,
-                                 time.perf_counter() - t0)
+                                 time.perf_counter() - t0, counts.interpolated,
+                                 counts.verified, counts.checks, counts.interp_s)
         result.records.append(record)
         if it % cfg.save_every == 0 or it == cfg.iterations:
             result.saved[it] = state.copy()
@@ -225,10 +284,14 @@ def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
             progress(record)
     for w in range(1, comm.Get_size()):
         comm.send(None, dest=w, tag=TAG_STOP)
-    ends = [(local.evictions(), local.restored)] if local is not None else []
+    ends = [local.end()] if local is not None else []
     ends += [comm.recv(source=w, tag=TAG_RESULT) for w in range(1, comm.Get_size())]
-    result.evictions = int(sum(e for e, _ in ends))
-    result.restored = int(max((r for _, r in ends), default=0))
+    result.evictions = int(sum(e for e, _, _ in ends))
+    result.restored = int(max((r for _, r, _ in ends), default=0))
+    if cfg.dht.enabled and cfg.interp.enabled:
+        result.verification = Verification(cfg.interp.verify)
+        for _, _, v in ends:
+            result.verification.merge(v)
     result.final = state
     result.wall_s = time.perf_counter() - start
     return result
@@ -289,7 +352,7 @@ def _worker(cfg: Config, comm: MPI.Intracomm, worker_comm: MPI.Comm) -> None:
             k, states, dt = msg
             out, counts = chem.react(states, dt)
             comm.send((k, out, counts), dest=0, tag=TAG_RESULT)
-        comm.send((chem.evictions(), chem.restored), dest=0, tag=TAG_RESULT)
+        comm.send(chem.end(), dest=0, tag=TAG_RESULT)
     finally:
         worker_comm.Barrier()  # no worker frees the table while another reads
         chem.close()

@@ -16,19 +16,19 @@ import json
 import platform
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import numpy as np
 
 from . import __version__, engine
 from .checkpoint import DHT_FILE, settings_path
 from .config import Config
+from .driver import CHECKS, RunResult
 from .errors import ConfigError
 from .measure import compare, load_fields
+from .surrogate import variable_scales
 from .variables import VARIABLES
 
-if TYPE_CHECKING:
-    from .driver import RunResult
 
 #: The files of an earlier run in an output folder (glob patterns).
 OUTPUTS = ("summary.json", "waters.json", "maps.png", "iterations.png", "fields_*.npz",
@@ -135,8 +135,13 @@ def plot(result: RunResult, cfg: Config, out_dir: Path) -> list[Path]:
     records = result.records
     x = [r.iteration for r in records]
     fig, (a1, a2) = plt.subplots(2, 1, sharex=True, figsize=(7, 5.5))
-    a1.plot(x, [r.hits / max(r.hits + r.misses, 1) for r in records])
-    a1.set_ylabel("DHT hit rate")
+    cells = [max(r.hits + r.interpolated + r.misses, 1) for r in records]
+    a1.plot(x, [r.hits / c for r, c in zip(records, cells)], label="exact-key hits")
+    if any(r.interpolated for r in records):
+        a1.plot(x, [(r.hits + r.interpolated) / c for r, c in zip(records, cells)],
+                label="hits and interpolated")
+        a1.legend(loc="lower left")
+    a1.set_ylabel("share of cells")
     a1.set_ylim(0, 1.02)
     a2.plot(x, [r.transport_s for r in records], label="transport")
     a2.plot(x, [r.chemistry_s for r in records], label="chemistry (PHREEQC)")
@@ -180,15 +185,36 @@ def totals(result: RunResult) -> dict[str, Any]:
     """Hits and time summed over the run."""
     r = result.records
     hits, misses = sum(x.hits for x in r), sum(x.misses for x in r)
+    interpolated = sum(x.interpolated for x in r)
+    cells = hits + interpolated + misses
     exact = sum(x.exact_hits for x in r)
     return {
-        "cells": hits + misses, "hits": hits, "exact_hits": exact,
+        "cells": cells, "hits": hits, "exact_hits": exact,
         "approximate_hits": hits - exact, "misses": misses,
         "rejected": sum(x.rejected for x in r),
-        "hit_rate": hits / max(hits + misses, 1),
+        "hit_rate": hits / max(cells, 1),
+        "interpolated": interpolated, "verified": sum(x.verified for x in r),
+        "predictions": dict(zip(CHECKS, (sum(c) for c in zip(*(x.checks for x in r))))),
         "transport_s": sum(x.transport_s for x in r),
         "chemistry_s": sum(x.chemistry_s for x in r), "dht_s": sum(x.dht_s for x in r),
+        "interp_s": sum(x.interp_s for x in r),
     }
+
+
+def verified_errors(result: RunResult, cfg: Config) -> Optional[dict[str, Any]]:
+    """The error of the verified predictions per variable, absolute and
+    relative to the variable's scale (surrogate.variable_scales)."""
+    v = result.verification
+    if v is None:
+        return None
+    out: dict[str, Any] = {"count": v.count}
+    if v.count:
+        scales = variable_scales(cfg)
+        out["max_abs"] = dict(zip(VARIABLES, v.max_abs.tolist()))
+        out["rms"] = dict(zip(VARIABLES, v.rms().tolist()))
+        out["max_relative"] = dict(zip(VARIABLES, (v.max_abs / scales).tolist()))
+        out["rms_relative"] = dict(zip(VARIABLES, (v.rms() / scales).tolist()))
+    return out
 
 
 def against_reference(result: RunResult, cfg: Config) -> Optional[dict[str, Any]]:
@@ -220,13 +246,14 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
     if plots:
         plot(result, cfg, out)
     sums = totals(result)
+    verified = verified_errors(result, cfg)
     reference = against_reference(result, cfg)
     summary = {
         "config": cfg.to_dict(), "versions": versions(cfg), **extra,
         "wall_s": result.wall_s, "evictions": result.evictions,
         "restored_entries": result.restored,
         "dht_dump": str(result.dht_dump) if result.dht_dump else None,
-        "totals": sums, "reference": reference,
+        "totals": sums, "verified": verified, "reference": reference,
         "records": [r.__dict__ for r in result.records],
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
@@ -238,6 +265,23 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
         f"{sums['rejected']} hits rejected (negative amount) and computed; "
         f"evictions {result.evictions}",
     ]
+    if verified is not None:
+        p = sums["predictions"]
+        made = sum(p.values())
+        lines.append(
+            f"interpolation: {sums['interpolated']} cells ({sums['interpolated'] / max(sums['cells'], 1):.1%}) "
+            f"from {made} predictions of misses, {p['accepted']} accepted "
+            f"({sums['verified']} of them verified by PHREEQC); rejected: "
+            + ", ".join(f"{name.replace('_', ' ')} {p[name]}" for name in CHECKS[1:])
+            + f"; {sums['misses']} cells computed; {sums['interp_s']:.1f} s predicting")
+        if verified["count"]:
+            worst = max(VARIABLES, key=lambda name: verified["max_relative"][name])
+            lines.append(
+                f"verified error of {verified['count']} accepted predictions: worst "
+                f"{verified['max_relative'][worst]:.2e} of {worst}'s scale; per variable "
+                "(max, RMS): " + ", ".join(
+                    f"{name} {verified['max_relative'][name]:.1e}/"
+                    f"{verified['rms_relative'][name]:.1e}" for name in VARIABLES))
     if result.restored:
         lines.append(f"warm start: {result.restored} DHT entries loaded from {cfg.dht.restore}")
     if result.dht_dump is not None:

@@ -34,6 +34,20 @@ rejected: the caller computes that cell with PHREEQC instead (``valid``).
 Scaling the change down would keep the conserved sums, but it would
 invent a result PHREEQC never gave; rejecting costs one reaction and is
 counted.
+
+Interpolation (``[interp]``, ``interpolation``): a miss of the exact key
+is predicted by ``mpidht.interp`` from the computed results whose inputs
+share a coarser key (``interp.digits``, with the DHT's log and floor),
+with the time step as context. Its checks here: at least
+``min_neighbours`` results within ``radius`` (log10 units; pH and pe in
+their own), with the same minerals present in their inputs as in the
+cell's and the same in their results; a leave-one-out error of at most
+``tolerance`` times each variable's scale (``variable_scales``); no
+negative amount; and what the reaction conserves (Ca + calcite +
+dolomite, C + calcite + 2 dolomite, Mg + dolomite, Cl) kept to
+``conservation_rtol``. PHREEQC itself keeps these sums (in mol/kgw, as
+the state holds them) only to about 1.6e-6 relative, since the water's
+mass changes a little as the minerals react.
 """
 
 from __future__ import annotations
@@ -43,10 +57,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from .variables import AMOUNTS, VARIABLES
+from .variables import AMOUNTS, MINERALS, VARIABLES
 
 if TYPE_CHECKING:
-    from .config import DhtConfig
+    from mpidht.interp import Settings
+    from mpidht.keys import KeyColumn
+
+    from .config import Config, DhtConfig
 
 Array = npt.NDArray[np.float64]
 Bytes = npt.NDArray[np.uint8]
@@ -70,6 +87,44 @@ _KEEP = ~np.uint64((1 << (52 - EXACT_BITS)) - 1)
 #: agree between processes and runs).
 _MULTIPLIERS = np.random.default_rng(0x5EED).integers(
     0, 2**63, size=16, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+
+
+#: What the reaction conserves, one row per sum, over VARIABLES (C, Ca, Cl,
+#: Mg, pH, pe, calcite, dolomite).
+CONSERVED = np.array([[0, 1, 0, 0, 0, 0, 1, 1],    # Ca + calcite + dolomite
+                      [1, 0, 0, 0, 0, 0, 1, 2],    # C + calcite + 2 dolomite
+                      [0, 0, 0, 1, 0, 0, 0, 1],    # Mg + dolomite
+                      [0, 0, 1, 0, 0, 0, 0, 0]],   # Cl
+                     dtype=np.float64)
+
+
+def variable_scales(cfg: Config) -> Array:
+    """Each variable's largest magnitude in the waters (minerals: in the
+    initial minerals), the unit of interpolation's tolerance."""
+    scales = np.array([max(abs(cfg.initial[v]), abs(cfg.injected.get(v, 0.0)))
+                       for v in VARIABLES])
+    minerals = [VARIABLES.index(m) for m in MINERALS]
+    scales[minerals] = max(cfg.initial[m] for m in MINERALS)
+    # A variable that is zero everywhere at the start (a mineral of none):
+    # the largest scale of its kind, so that the tolerance stays finite.
+    return np.where(scales > 0, scales, scales.max())
+
+
+def interpolation(cfg: Config) -> tuple[list[KeyColumn], Settings]:
+    """The coarse key columns and the checks of the interpolating surrogate."""
+    from mpidht.interp import Method, Settings
+    from mpidht.keys import KeyColumn, Rounding
+
+    it = cfg.interp
+    columns = [KeyColumn(Rounding.SIGNIFICANT, it.digits[name], bool(cfg.dht.log and logged),
+                         cfg.dht.floor) for name, logged in zip(VARIABLES, _LOGGED)]
+    settings = Settings(tolerance=it.tolerance * variable_scales(cfg), scale=1.0,
+                        method=Method(it.method), slots=it.slots,
+                        min_neighbours=it.min_neighbours, radius=it.radius,
+                        presence=[VARIABLES.index(m) for m in MINERALS],
+                        nonnegative=list(_AMOUNTS), conserved=CONSERVED,
+                        conservation_rtol=it.conservation_rtol)
+    return columns, settings
 
 
 def fingerprint(states: Array, dt: float) -> npt.NDArray[np.uint64]:

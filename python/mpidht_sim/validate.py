@@ -83,7 +83,9 @@ class Variant:
         return f"{self.rounding}_{'log' if self.log else 'raw'}_{self.aqueous}_{self.minerals}"
 
     def overrides(self) -> dict[str, Any]:
-        return {"dht.enabled": True, "dht.log": self.log, "dht.rounding": self.rounding,
+        # Table 1 is the paper's exact-key surrogate: no interpolation.
+        return {"dht.enabled": True, "interp.enabled": False,
+                "dht.log": self.log, "dht.rounding": self.rounding,
                 "dht.digits": {**{v: self.aqueous for v in AQUEOUS},
                                **{v: self.minerals for v in MINERALS}}}
 

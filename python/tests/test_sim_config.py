@@ -17,6 +17,7 @@ def test_default_is_simdol2d() -> None:
     assert cfg.iterations == 300
     assert [(p.x, p.y, p.injects) for p in cfg.fixed] == [(0, 0, True), (49, 49, False)]
     assert cfg.dht.enabled and cfg.dht.protocol == "lockfree"
+    assert cfg.interp.enabled and cfg.interp.method == "linear"
 
 
 def test_overrides_and_relative_cells() -> None:
@@ -53,6 +54,12 @@ def test_overrides_and_relative_cells() -> None:
     ({"flow.fixed_pressure": [{"cell": [0, 0], "pressure": 1.0},
                               {"cell": [1, 0], "pressure": 1.0}]}, "nothing flows"),
     ({"run.colour": "red"}, "unknown key(s) in [run]: colour"),
+    ({"interp.method": "kriging"}, "interp.method must be idw or linear"),
+    ({"interp.min_neighbours": 30}, "interp.min_neighbours must be at most 24"),
+    ({"interp.radius": 0.0}, "interp.radius must be positive"),
+    ({"interp.verify": 1.5}, "interp.verify must be at most 1.0"),
+    ({"interp.digits.pH": 0}, "interp.digits.pH must be at least 1"),
+    ({"interp.neighbors": 3}, "unknown key(s) in [interp]: neighbors"),
     ({"nosuch.key": 1}, "no such section.key"),
 ])
 def test_bad_values_rejected(overrides: dict[str, Any], message: str) -> None:

@@ -24,8 +24,10 @@ TOLERANCE = 1e-4
 
 
 def small(**extra: Any) -> Config:
+    # The exact-key surrogate alone (interpolation: test_sim_interp.py).
     overrides = {"grid.nx": 6, "grid.ny": 6, "time.iterations": 8,
-                 "run.package_size": 5, "run.save_every": 4, **extra}
+                 "run.package_size": 5, "run.save_every": 4, "interp.enabled": False,
+                 **extra}
     return load(None, overrides)
 
 

@@ -1,0 +1,138 @@
+"""The simulator's interpolating surrogate ([interp]) on PHREEQC's own
+results: a miss near computed results is predicted within tolerance; the
+verified fraction is computed by PHREEQC too and its error recorded;
+neighbours that break conservation are refused and the cell computed; a
+small coupled run accounts for every cell."""
+
+from typing import Any
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+from mpidht_sim.config import Config, load
+from mpidht_sim.driver import CHECKS, ChemistryWorker, run
+from mpidht_sim.measure import compare
+from mpidht_sim.surrogate import CONSERVED, variable_scales
+from mpidht_sim.variables import AQUEOUS, VARIABLES
+
+
+def config(**extra: Any) -> Config:
+    overrides = {"grid.nx": 6, "grid.ny": 6, "time.iterations": 8,
+                 "run.package_size": 5, "run.save_every": 4, "interp.enabled": True,
+                 "interp.verify": 0.0, **extra}
+    return load(None, overrides)
+
+
+def mixed_state(cfg: Config, fraction: float) -> np.ndarray:
+    """The initial water mixed with the injected one, calcite as at the start."""
+    state = np.array([cfg.initial[v] for v in VARIABLES])
+    for v in AQUEOUS:
+        i = VARIABLES.index(v)
+        state[i] = (1 - fraction) * state[i] + fraction * cfg.injected[v]
+    return state
+
+
+def around(state: np.ndarray, count: int, spread: float) -> np.ndarray:
+    rng = np.random.default_rng(5)
+    return state * (1 + spread * rng.uniform(-1, 1, size=(count, state.size)))
+
+
+@pytest.fixture
+def worker() -> Any:
+    w = ChemistryWorker(config(), MPI.COMM_SELF)
+    yield w
+    w.close()
+
+
+def publish_neighbours(w: ChemistryWorker, query: np.ndarray, dt: float) -> np.ndarray:
+    samples = around(query, 16, 1e-3)
+    results = w.chemistry.react(samples, dt)
+    assert w.near is not None
+    w.near.publish(samples, results, dt)
+    return results
+
+
+def test_a_miss_near_computed_results_is_interpolated(worker: ChemistryWorker) -> None:
+    cfg = config()
+    dt = cfg.time_step
+    query = mixed_state(cfg, 0.3)
+    publish_neighbours(worker, query, dt)
+    out, counts = worker.react(query[None], dt)
+    assert (counts.hits, counts.interpolated, counts.misses) == (0, 1, 0)
+    assert counts.checks[CHECKS.index("accepted")] == 1
+    true = worker.chemistry.react(query[None], dt)
+    scales = variable_scales(cfg)
+    assert (np.abs(out - true)[0] / scales).max() <= 10 * cfg.interp.tolerance
+    # What the reaction conserves, the prediction keeps (to PHREEQC's own
+    # 1.6e-6).
+    residual = np.abs((out - query[None]) @ CONSERVED.T)
+    assert (residual <= 1e-5 * (np.abs(query) @ CONSERVED.T)).all()
+
+
+def test_verified_predictions_use_phreeqc_and_record_the_error() -> None:
+    cfg = config(**{"interp.verify": 1.0})
+    w = ChemistryWorker(cfg, MPI.COMM_SELF)
+    try:
+        dt = cfg.time_step
+        query = mixed_state(cfg, 0.3)
+        publish_neighbours(w, query, dt)
+        out, counts = w.react(query[None], dt)
+        assert (counts.interpolated, counts.verified, counts.misses) == (0, 1, 1)
+        true = w.chemistry.react(query[None], dt)
+        assert np.allclose(out, true, rtol=1e-12, atol=0)   # PHREEQC's result is used
+        _, _, verification = w.end()
+        assert verification.count == 1
+        assert 0 < (verification.max_abs / variable_scales(cfg)).max() <= 10 * cfg.interp.tolerance
+    finally:
+        w.close()
+
+
+def test_neighbours_that_break_conservation_are_refused(worker: ChemistryWorker) -> None:
+    cfg = config()
+    dt = cfg.time_step
+    query = mixed_state(cfg, 0.3)
+    samples = around(query, 16, 1e-3)
+    results = worker.chemistry.react(samples, dt)
+    results[:, VARIABLES.index("Ca")] *= 1 + 1e-3   # Ca from nowhere
+    assert worker.near is not None
+    worker.near.publish(samples, results, dt)
+    out, counts = worker.react(query[None], dt)
+    assert counts.interpolated == 0 and counts.misses == 1
+    assert counts.checks[CHECKS.index("conservation")] == 1
+    assert np.allclose(out, worker.chemistry.react(query[None], dt), rtol=1e-12, atol=0)
+    # The computed result is published beside the 16 bad samples.
+    inputs, _, count = worker.near.lookup(query[None], dt)
+    assert count[0] == 17 and (inputs[0, :17] == query).all(axis=1).any()
+
+
+def test_a_coupled_run_accounts_for_every_cell() -> None:
+    comm = MPI.COMM_WORLD
+    cfg = config(**{"interp.min_neighbours": 4, "interp.method": "idw",
+                    "interp.verify": 0.5})
+    result = run(cfg, comm)
+    reference = run(config(**{"dht.enabled": False}), comm)
+    if comm.Get_rank() != 0:
+        return
+    cells = sum(r.hits + r.interpolated + r.misses for r in result.records)
+    assert cells == 8 * (36 - 2)
+    for r in result.records:
+        assert r.checks[0] == r.interpolated + r.verified
+    assert result.verification is not None and result.final is not None
+    assert result.verification.count == sum(r.verified for r in result.records)
+    assert compare(result.saved, reference.saved).worst[0] <= 1e-4
+    assert np.isfinite(result.final).all()
+    assert (result.final[:, [VARIABLES.index(v) for v in ("calcite", "dolomite")]] >= 0).all()
+
+
+def test_interpolated_cells_are_not_stored_as_exact_entries(worker: ChemistryWorker) -> None:
+    """An accepted prediction is not written to the exact table: only
+    PHREEQC's results are, so errors do not compound through it."""
+    cfg = config()
+    dt = cfg.time_step
+    query = mixed_state(cfg, 0.3)
+    publish_neighbours(worker, query, dt)
+    worker.react(query[None], dt)
+    assert worker.table is not None
+    _, found = worker.table.read_many(worker.surrogate.keys(query[None], dt))
+    assert not found[0]
