@@ -92,3 +92,12 @@ def test_citation_states_the_version() -> None:
     """CITATION.cff names a version (CFF has no way to read it): the header's."""
     cff = (ROOT / "CITATION.cff").read_text(encoding="utf-8")
     assert re.findall(r"^version: *\"?([^\s\"]+)\"? *$", cff, re.M) == [header_version()]
+
+
+@checkout
+def test_changelog_has_the_version() -> None:
+    """CHANGELOG.md has a section for the header's version, the newest
+    below Unreleased."""
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    sections = re.findall(r"^## \[([^\]]+)\]", changelog, re.M)
+    assert sections[:2] == ["Unreleased", header_version()], sections
