@@ -2,9 +2,10 @@
 with the system MPI's compiler wrapper (``$MPICC``, default ``mpicc``).
 It needs no mpi4py at build time: communicators cross over as handles, and
 at import mpidht checks that mpi4py uses the same MPI library. Metadata is
-in pyproject.toml."""
+in pyproject.toml, except the version, which comes from include/mpidht.h."""
 
 import os
+import re
 import shlex
 import shutil
 import tempfile
@@ -39,12 +40,27 @@ class BuildWithMpicc(build_ext):
         super().build_extensions()
 
 
+def version() -> str:
+    """MAJOR.MINOR.PATCH from the MPIDHT_VERSION_* lines of include/mpidht.h,
+    where the version is defined (CMakeLists.txt reads the same lines)."""
+    header = (ROOT / "include" / "mpidht.h").read_text(encoding="utf-8")
+    parts = []
+    for part in ("MAJOR", "MINOR", "PATCH"):
+        match = re.search(rf"^#define MPIDHT_VERSION_{part} +([0-9]+) *$", header, re.M)
+        if match is None:
+            raise RuntimeError(f"include/mpidht.h does not define MPIDHT_VERSION_{part} "
+                               "as a number")
+        parts.append(match.group(1))
+    return ".".join(parts)
+
+
 def sources() -> list[str]:
     library = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "src").glob("*.c"))
     return library + ["python/mpidht/_core.c"]
 
 
 setup(
+    version=version(),
     ext_modules=[
         Extension(
             "mpidht._core",

@@ -58,6 +58,9 @@
 extern "C" {
 #endif
 
+/* The library's version, and the one place it is written: CMake
+ * (project VERSION, the package files) and the Python package (setup.py,
+ * mpidht.__version__) read these three lines. */
 #define MPIDHT_VERSION_MAJOR 0
 #define MPIDHT_VERSION_MINOR 2
 #define MPIDHT_VERSION_PATCH 0

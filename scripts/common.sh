@@ -17,9 +17,14 @@ python_env() {
   local venv=$1 mpi=$2
   local pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check)
   [[ -x $venv/bin/python ]] || python3 -m venv "$venv" || return 1
-  local deps=(numpy pytest "setuptools>=70.1" phreeqc scipy tqdm meshio matplotlib)
+  # setuptools 77: the first to read pyproject.toml's SPDX licence (PEP 639),
+  # and mpidht is built with the venv's own (--no-build-isolation); pip 25:
+  # the first whose `pip show` prints that licence (License-Expression).
+  local deps=("pip>=25" numpy pytest "setuptools>=77" phreeqc scipy tqdm meshio matplotlib)
   if ! "$venv/bin/python" -c "import mpi4py, numpy, pytest, phreeqc, scipy, tqdm, meshio, matplotlib,
-setuptools.command.bdist_wheel" 2> /dev/null; then
+setuptools.command.bdist_wheel, pip
+assert int(setuptools.__version__.split('.')[0]) >= 77 and int(pip.__version__.split('.')[0]) >= 25" \
+      2> /dev/null; then
     if [[ $mpi == openmpi ]]; then
       "${pip[@]}" "${deps[@]}" mpi4py || return 1
     else

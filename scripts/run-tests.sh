@@ -3,7 +3,8 @@
 # suite three times: with Open MPI, with MPICH, and with Open MPI under
 # AddressSanitizer and UndefinedBehaviorSanitizer; runs the dump loader's
 # fuzz target for a minute; then installs the
-# Python package (`pip install .`) for each MPI and runs its pytest suite.
+# Python package (`pip install .`) for each MPI and runs its pytest suite,
+# and checks the source distribution (scripts/check-sdist.sh).
 # MPI tests run at 1, 2 and 4 processes (MPICH: see below). Exits non-zero
 # if anything fails.
 set -uo pipefail
@@ -62,6 +63,23 @@ run_python_suite() {
   done
 }
 
+# run_sdist_check NAME: the sdist built, its contents checked, installed
+# into a fresh venv and imported under mpiexec (Open MPI; uses the venv of
+# the python-openmpi suite, and pip's cache for mpi4py and NumPy). One test.
+run_sdist_check() {
+  local name=$1 log=$build_root/$1.log
+  echo "=== $name: build, inspect and install the sdist"
+  if bash "$repo/scripts/check-sdist.sh" "$build_root/python-openmpi-venv" \
+      "$build_root/$name" > "$log" 2>&1; then
+    tail -n 1 "$log"
+    passed=$((passed + 1))
+  else
+    cat "$log"
+    echo "=== $name: FAILED"
+    failed=$((failed + 1)) status=1
+  fi
+}
+
 run_suite openmpi openmpi -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPIDHT_BUILD_TESTS=ON
 # MPICH's one-sided operations wait for the target process to run, which
 # oversubscribed ranks rarely do (at 4 processes on 2 cores an operation
@@ -81,6 +99,7 @@ run_suite fuzz openmpi -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
   -DMPIDHT_BUILD_EXAMPLES=OFF -DMPIDHT_BUILD_BENCH=OFF
 
 run_python_suite python-openmpi openmpi
+run_sdist_check sdist
 # As for the C suite, fewer operations in the heavy tests under MPICH.
 MPIDHT_TEST_SCALE=0.1 run_python_suite python-mpich mpich
 

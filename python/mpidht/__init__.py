@@ -18,7 +18,8 @@ from .table import (KEEP, Error, Eviction, Protocol, RestoreReport, Status, Tabl
 
 __all__ = ["KEEP", "Error", "Eviction", "Protocol", "RestoreReport", "Status", "Table", "keys",
            "UpdateOutcome", "Window", "WriteOutcome", "strerror"]
-__version__ = "0.2.0"
+# Compiled into the extension from include/mpidht.h, where it is defined.
+__version__: str = _core.VERSION
 
 
 def strerror(status: int) -> str:

@@ -858,6 +858,14 @@ static struct PyModuleDef core_module = {
     NULL, NULL, NULL, NULL,
 };
 
+/* "MAJOR.MINOR.PATCH" from the header's version macros: mpidht.__version__
+ * is the version this extension was compiled from. */
+#define CORE_STRINGIFY_(x) #x
+#define CORE_STRINGIFY(x) CORE_STRINGIFY_(x)
+#define CORE_VERSION                                                           \
+    CORE_STRINGIFY(MPIDHT_VERSION_MAJOR)                                       \
+    "." CORE_STRINGIFY(MPIDHT_VERSION_MINOR) "." CORE_STRINGIFY(MPIDHT_VERSION_PATCH)
+
 /* Adds the status names (MPIDHT_OK ...) as integer constants. */
 static int add_status_constants(PyObject *m)
 {
@@ -883,7 +891,8 @@ PyMODINIT_FUNC PyInit__core(void)
     if (!core_error || PyModule_AddObject(m, "Error", core_error) != 0 ||
         PyModule_AddObject(m, "Table", (PyObject *)&TableType) != 0 ||
         add_status_constants(m) != 0 ||
-        PyModule_AddIntConstant(m, "STATS_COUNT", MPIDHT_STATS_COUNT) != 0) {
+        PyModule_AddIntConstant(m, "STATS_COUNT", MPIDHT_STATS_COUNT) != 0 ||
+        PyModule_AddStringConstant(m, "VERSION", CORE_VERSION) != 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -4,6 +4,7 @@ from os import PathLike
 from typing import Any, Callable, Optional, Union
 
 STATS_COUNT: int
+VERSION: str  # "MAJOR.MINOR.PATCH" from include/mpidht.h
 
 class Error(RuntimeError): ...
 

@@ -15,6 +15,19 @@ cmake --install "$build" --prefix "$prefix/usr" > /dev/null
 test -f "$prefix/usr/include/mpidht.h"
 libdir=$(dirname "$(find "$prefix/usr" -name 'libmpidht.so' | head -n 1)")
 
+# The version everywhere is the one the installed header defines.
+version=$(for part in MAJOR MINOR PATCH; do
+            sed -n -E "s/^#define MPIDHT_VERSION_$part +([0-9]+) *$/\1/p" "$prefix/usr/include/mpidht.h"
+          done | paste -s -d .)
+[[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "no version in mpidht.h: '$version'"; exit 1; }
+check_version() {  # WHAT FOUND
+  [[ $2 == "$version" ]] || { echo "$1 says version '$2', mpidht.h says $version"; exit 1; }
+}
+check_version pkg-config "$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --modversion mpidht)"
+check_version mpidhtConfigVersion.cmake "$(sed -n -E 's/^set\(PACKAGE_VERSION "(.*)"\)$/\1/p' \
+  "$libdir/cmake/mpidht/mpidhtConfigVersion.cmake")"
+test -f "$libdir/libmpidht.so.$version" || { echo "no libmpidht.so.$version"; exit 1; }
+
 cmake -S "$source/examples" -B "$prefix/examples" -DCMAKE_PREFIX_PATH="$prefix/usr" \
       -DMPI_C_COMPILER="$mpicc" > /dev/null
 cmake --build "$prefix/examples" > /dev/null
@@ -33,4 +46,4 @@ test -f "$prefix/usr/include/mpidht_poet.h"
 "$mpicc" -o "$prefix/poet_api" "$source/tests/c/test_poet_api.c" -I"$prefix/usr/include" \
     -L"$libdir" -lmpidht_poet -lmpidht
 (cd "$prefix" && LD_LIBRARY_PATH="$libdir" "$mpiexec" "$@" -n 2 ./poet_api > /dev/null)
-echo "install test: find_package (shared, static), pkg-config and POET API builds ran"
+echo "install test: version $version agrees; find_package (shared, static), pkg-config and POET API builds ran"
