@@ -35,11 +35,15 @@ one that failed):
    dropped; fewer than ``min_neighbours`` left, or the rest disagree on
    which ``presence`` columns are > 0 in their results (a mineral that
    appears or vanishes in some of them), rejects.
-4. ``ERROR_ESTIMATE``: leave-one-out over the samples used (each one
+4. ``OUTSIDE``: the query lies outside the box the samples used span, in
+   some column by more than ``extrapolation`` times the samples' range
+   there (a prediction would extrapolate; a column in which the samples
+   do not vary must match them).
+5. ``ERROR_ESTIMATE``: leave-one-out over the samples used (each one
    predicted from the others by the same method) errs by more than
    ``tolerance`` in some column of the change.
-5. ``NEGATIVE``: a ``nonnegative`` column of the predicted result is < 0.
-6. ``CONSERVATION``: a row c of ``conserved`` (what the model conserves:
+6. ``NEGATIVE``: a ``nonnegative`` column of the predicted result is < 0.
+7. ``CONSERVATION``: a row c of ``conserved`` (what the model conserves:
    c . result = c . input) has a residual |c . change| above
    ``conservation_rtol`` * (|c| . |input|) + ``conservation_atol``.
 
@@ -86,6 +90,8 @@ Array = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
 #: Header words of a class's entry: the number of samples and the next slot.
 _HEADER = 2
+#: Scaled coordinates this close count as equal (the OUTSIDE check).
+_SAME = 1e-9
 
 
 class Check(enum.IntEnum):
@@ -95,9 +101,10 @@ class Check(enum.IntEnum):
     FEW_NEIGHBOURS = 1
     TOO_FAR = 2
     PRESENCE = 3
-    ERROR_ESTIMATE = 4
-    NEGATIVE = 5
-    CONSERVATION = 6
+    OUTSIDE = 4
+    ERROR_ESTIMATE = 5
+    NEGATIVE = 6
+    CONSERVATION = 7
 
 
 class Method(enum.Enum):
@@ -124,6 +131,7 @@ class Settings:
     slots: int = 12
     min_neighbours: int = 4
     radius: float = math.inf
+    extrapolation: float = 0.0
     presence: Sequence[int] = ()
     nonnegative: Sequence[int] = ()
     conserved: Optional[npt.ArrayLike] = None
@@ -143,6 +151,8 @@ class Settings:
                              f"got {self.min_neighbours!r}")
         if not self.radius > 0:
             raise ValueError(f"radius must be > 0, got {self.radius!r}")
+        if not self.extrapolation >= 0:
+            raise ValueError(f"extrapolation must be >= 0, got {self.extrapolation!r}")
         for name in ("conservation_rtol", "conservation_atol", "ridge"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
@@ -164,31 +174,44 @@ class Prediction:
         return np.asarray(self.check == Check.ACCEPTED)
 
 
-class _Geometry:
-    """Turns inputs into the coordinates distances are measured in."""
+class _Plan:
+    """Settings and key columns turned into the arrays a prediction uses,
+    checked once (``Neighbours`` keeps one; ``predict_from`` makes one)."""
 
-    def __init__(self, columns: Sequence[KeyColumn], scale: npt.ArrayLike) -> None:
+    def __init__(self, columns: Sequence[KeyColumn], settings: Settings) -> None:
         d = len(columns)
+        self.d = d
+        self.settings = settings
         self.log = np.array([c.log for c in columns], dtype=np.bool_)
+        self.any_log = bool(self.log.any())
         # log10 of values at or below a column's floor (or 0) is the floor's.
-        self.floor = np.array([max(c.floor, 1e-300) for c in columns])
-        self.scale = np.broadcast_to(np.asarray(scale, dtype=np.float64), (d,)).copy()
+        self.floor = np.array([max(c.floor, 1e-300) for c in columns])[self.log]
+        self.scale = np.broadcast_to(np.asarray(settings.scale, dtype=np.float64), (d,)).copy()
         if not (self.scale > 0).all() or not np.isfinite(self.scale).all():
             raise ValueError(f"scale must be finite and > 0 in every column, got {self.scale}")
+        self.tolerance = np.broadcast_to(np.asarray(settings.tolerance, dtype=np.float64),
+                                         (d,)).copy()
+        if not (self.tolerance >= 0).all():
+            raise ValueError(f"tolerance must be >= 0 in every column, got {self.tolerance}")
+        self.presence = np.asarray(settings.presence, dtype=np.int64)
+        self.nonnegative = np.asarray(settings.nonnegative, dtype=np.int64)
+        for name, idx in (("presence", self.presence), ("nonnegative", self.nonnegative)):
+            if idx.size and not ((idx >= 0) & (idx < d)).all():
+                raise ValueError(f"{name} columns must lie in 0..{d - 1}, got {idx.tolist()}")
+        self.conserved: Optional[Array] = None
+        if settings.conserved is not None:
+            c = np.atleast_2d(np.asarray(settings.conserved, dtype=np.float64))
+            if c.ndim != 2 or c.shape[1] != d:
+                raise ValueError(f"conserved must be a matrix of {d} columns, got shape {c.shape}")
+            self.conserved, self.conserved_abs = c.T.copy(), np.abs(c).T.copy()
 
     def coords(self, x: Array) -> Array:
-        u = np.array(x, dtype=np.float64, copy=True)
-        if self.log.any():
-            u[..., self.log] = np.log10(np.maximum(u[..., self.log], self.floor[self.log]))
+        """The coordinates distances are measured in."""
+        u = x.copy()
+        if self.any_log:
+            u[..., self.log] = np.log10(np.maximum(u[..., self.log], self.floor))
         u /= self.scale
         return u
-
-
-def _column_array(value: npt.ArrayLike, d: int, name: str) -> Array:
-    a = np.broadcast_to(np.asarray(value, dtype=np.float64), (d,)).copy()
-    if (a < 0).any() or np.isnan(a).any():
-        raise ValueError(f"{name} must be >= 0 in every column, got {a}")
-    return a
 
 
 def predict_from(states: npt.ArrayLike, inputs: npt.ArrayLike, results: npt.ArrayLike,
@@ -212,31 +235,42 @@ def predict_from(states: npt.ArrayLike, inputs: npt.ArrayLike, results: npt.Arra
         raise ValueError(f"states have {d} columns but {len(columns)} key columns were given")
     xs = np.asarray(inputs, dtype=np.float64).reshape(n, -1, d)
     ys = np.asarray(results, dtype=np.float64).reshape(n, -1, d)
-    k = xs.shape[1]
-    stored = np.minimum(np.asarray(count, dtype=np.int64).reshape(n), k)
-    geometry = _Geometry(columns, settings.scale)
-    tolerance = _column_array(settings.tolerance, d, "tolerance")
-    need = settings.min_neighbours
+    return _predict(_Plan(columns, settings), x, xs, ys,
+                    np.minimum(np.asarray(count, dtype=np.int64).reshape(n), xs.shape[1]))
 
+
+def _predict(plan: _Plan, x: Array, xs: Array, ys: Array,
+             count: npt.NDArray[np.int64]) -> Prediction:
+    settings = plan.settings
+    n, k, d = xs.shape
+    need = settings.min_neighbours
     check = np.zeros(n, dtype=np.uint8)
     values = np.full((n, d), np.nan)
     estimate = np.full((n, d), np.nan)
-    slot = np.arange(k) < stored[:, None]
-    check[stored < need] = Check.FEW_NEIGHBOURS
+    check[count < need] = Check.FEW_NEIGHBOURS
 
-    uq = geometry.coords(x)
-    us = geometry.coords(xs)
+    uq = plan.coords(x)
+    us = plan.coords(xs)
     delta = us - uq[:, None, :]
-    use = slot & (np.abs(delta).max(axis=2, initial=0.0) <= settings.radius)
+    use = (np.arange(k) < count[:, None]) & (np.abs(delta).max(axis=2) <= settings.radius)
     check[(check == 0) & (use.sum(axis=1) < need)] = Check.TOO_FAR
 
-    if len(settings.presence):
-        p = np.asarray(settings.presence, dtype=np.int64)
+    p = plan.presence
+    if p.size:
         use &= ((xs[:, :, p] > 0) == (x[:, None, p] > 0)).all(axis=2)
         present = ys[:, :, p] > 0
         first = present[np.arange(n), np.argmax(use, axis=1)]
         agree = ((present == first[:, None, :]).all(axis=2) | ~use).all(axis=1)
         check[(check == 0) & ((use.sum(axis=1) < need) | ~agree)] = Check.PRESENCE
+
+    rows = np.flatnonzero(check == 0)
+    if rows.size and np.isfinite(settings.extrapolation):
+        inside = use[rows, :, None]
+        lo = np.where(inside, us[rows], np.inf).min(axis=1)
+        hi = np.where(inside, us[rows], -np.inf).max(axis=1)
+        margin = settings.extrapolation * (hi - lo) + _SAME
+        q = uq[rows]
+        check[rows[((q < lo - margin) | (q > hi + margin)).any(axis=1)]] = Check.OUTSIDE
 
     rows = np.flatnonzero(check == 0)
     used = np.where(check == 0, use.sum(axis=1), 0).astype(np.int64)
@@ -249,19 +283,18 @@ def predict_from(states: npt.ArrayLike, inputs: npt.ArrayLike, results: npt.Arra
             pred, err = _linear(delta[rows], change, w_use, settings.ridge)
         estimate[rows] = err
         values[rows] = x[rows] + pred
-        bad = (err > tolerance).any(axis=1) | ~np.isfinite(err).all(axis=1)
+        bad = ~(err <= plan.tolerance).all(axis=1)  # NaN or inf: bad too
         check[rows[bad]] = Check.ERROR_ESTIMATE
         ok = rows[~bad]
-        if len(settings.nonnegative):
-            neg = (values[ok][:, np.asarray(settings.nonnegative, dtype=np.int64)] < 0).any(axis=1)
+        if plan.nonnegative.size and ok.size:
+            neg = (values[ok][:, plan.nonnegative] < 0).any(axis=1)
             check[ok[neg]] = Check.NEGATIVE
             ok = ok[~neg]
-        if settings.conserved is not None and ok.size:
-            c = np.atleast_2d(np.asarray(settings.conserved, dtype=np.float64))
-            residual = np.abs((values[ok] - x[ok]) @ c.T)
-            bound = settings.conservation_rtol * (np.abs(x[ok]) @ np.abs(c).T)
-            check[ok[(residual > bound + settings.conservation_atol).any(axis=1)]] = \
-                Check.CONSERVATION
+        if plan.conserved is not None and ok.size:
+            residual = np.abs(pred[np.searchsorted(rows, ok)] @ plan.conserved)
+            bound = (settings.conservation_rtol * (np.abs(x[ok]) @ plan.conserved_abs)
+                     + settings.conservation_atol)
+            check[ok[(residual > bound).any(axis=1)]] = Check.CONSERVATION
     return Prediction(values, check, estimate, used)
 
 
@@ -287,20 +320,27 @@ def _linear(delta: Array, change: Array, use: Mask, ridge: float) -> tuple[Array
     """Least squares, linear in the scaled inputs around the query: the
     intercept is the prediction; leave-one-out errors from the hat matrix."""
     n, k, d = delta.shape
-    a = np.concatenate([np.ones((n, k, 1)), delta], axis=2) * use[:, :, None]
-    m = np.einsum("nki,nkj->nij", a, a)
+    a = np.empty((n, k, d + 1))
+    a[:, :, 0] = 1.0
+    a[:, :, 1:] = delta
+    a *= use[:, :, None]
+    at = a.transpose(0, 2, 1)
+    m = at @ a
     slopes = np.arange(1, d + 1)
     # The ridge is relative to the widest column's spread, so that it only
     # settles the columns that do not vary among the samples.
-    widest = m[:, slopes, slopes].max(axis=1, initial=0.0)
+    widest = m[:, slopes, slopes].max(axis=1)
     m[:, slopes, slopes] += ridge * np.maximum(widest, 1e-300)[:, None]
     inv = np.linalg.inv(m)
-    beta = inv @ np.einsum("nki,nkd->nid", a, change * use[:, :, None])
-    residual = (change - a @ beta) * use[:, :, None]
-    hat = np.einsum("nki,nij,nkj->nk", a, inv, a)
+    y = change * use[:, :, None]
+    beta = inv @ (at @ y)
+    residual = y - a @ beta
+    hat = ((a @ inv) * a).sum(axis=2)
     with np.errstate(invalid="ignore", divide="ignore"):
-        loo = np.where(use[:, :, None], residual / (1.0 - hat)[:, :, None], 0.0)
-    loo[use & (hat > 1.0 - 1e-4)] = np.inf  # a sample the fit cannot do without
+        loo = residual / (1.0 - hat)[:, :, None]
+    # A sample the fit cannot do without (leverage 1) leaves no estimate.
+    loo[use & (hat > 1.0 - 1e-4)] = np.inf
+    loo[~use] = 0.0
     return beta[:, 0, :], np.abs(loo).max(axis=1)
 
 
@@ -330,8 +370,7 @@ class Neighbours:
         self.d = len(self.columns)
         if self.d == 0:
             raise ValueError("columns must name at least one state column")
-        _Geometry(self.columns, settings.scale)  # refuse a bad scale up front
-        _column_array(settings.tolerance, self.d, "tolerance")
+        self._plan = _Plan(self.columns, settings)  # refuses bad settings up front
         if context_size < 0:
             raise ValueError(f"context_size must be >= 0, got {context_size}")
         self.context_size = context_size
@@ -382,7 +421,8 @@ class Neighbours:
                 context: Optional[npt.ArrayLike] = None) -> Prediction:
         """Predicts each state's result from its class and checks it."""
         xs, ys, count = self.lookup(states, context)
-        return predict_from(states, xs, ys, count, self.columns, self.settings)
+        x = np.atleast_2d(np.asarray(states, dtype=np.float64))
+        return _predict(self._plan, x, xs, ys, np.minimum(count, self.settings.slots))
 
     def publish(self, states: npt.ArrayLike, results: npt.ArrayLike,
                 context: Optional[npt.ArrayLike] = None) -> None:
@@ -433,11 +473,15 @@ class Verification:
         if not 0.0 <= self.fraction <= 1.0:
             raise ValueError(f"fraction must be in [0, 1], got {self.fraction!r}")
         self._rng = np.random.default_rng(self.seed)
+        self._left = np.zeros(0)
 
     def choose(self, n: int) -> Mask:
         if self.fraction <= 0.0 or n == 0:
             return np.zeros(n, dtype=np.bool_)
-        return np.asarray(self._rng.random(n) < self.fraction)
+        if self._left.size < n:  # draws in blocks: one generator call per many
+            self._left = np.concatenate([self._left, self._rng.random(max(n, 4096))])
+        picked, self._left = self._left[:n], self._left[n:]
+        return np.asarray(picked < self.fraction)
 
     def add(self, predicted: npt.ArrayLike, computed: npt.ArrayLike) -> None:
         p = np.atleast_2d(np.asarray(predicted, dtype=np.float64))

@@ -70,13 +70,14 @@ class InterpConfig:
     """The interpolating surrogate ([interp]; used only with the DHT on)."""
 
     enabled: bool = False
-    method: str = "idw"
+    method: str = "linear"
     memory_per_worker: int = 64 << 20
     digits: dict[str, int] = field(default_factory=dict)
-    slots: int = 12
-    min_neighbours: int = 4
-    radius: float = 0.05
-    tolerance: float = 1e-5
+    slots: int = 24
+    min_neighbours: int = 10
+    radius: float = 0.5
+    extrapolation: float = 0.0
+    tolerance: float = 1e-4
     conservation_rtol: float = 1e-5
     verify: float = 0.02
 
@@ -213,7 +214,7 @@ def _digits(table: Mapping[str, Any], section: str, minimum: int) -> dict[str, i
 
 def _interp(table: Mapping[str, Any]) -> InterpConfig:
     keys = ("enabled", "method", "memory_per_worker", "digits", "slots", "min_neighbours",
-            "radius", "tolerance", "conservation_rtol", "verify")
+            "radius", "extrapolation", "tolerance", "conservation_rtol", "verify")
     _known(table, "interp", keys)
     method = table.get("method")
     if method not in METHODS:
@@ -229,6 +230,7 @@ def _interp(table: Mapping[str, Any]) -> InterpConfig:
         min_neighbours=int(_number(table, "interp", "min_neighbours", integer=True,
                                    minimum=1, maximum=slots)),
         radius=float(_number(table, "interp", "radius", positive=True)),
+        extrapolation=float(_number(table, "interp", "extrapolation", minimum=0.0)),
         tolerance=float(_number(table, "interp", "tolerance", minimum=0.0)),
         conservation_rtol=float(_number(table, "interp", "conservation_rtol", minimum=0.0)),
         verify=float(_number(table, "interp", "verify", minimum=0.0, maximum=1.0)),

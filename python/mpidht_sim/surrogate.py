@@ -41,7 +41,8 @@ share a coarser key (``interp.digits``, with the DHT's log and floor),
 with the time step as context. Its checks here: at least
 ``min_neighbours`` results within ``radius`` (log10 units; pH and pe in
 their own), with the same minerals present in their inputs as in the
-cell's and the same in their results; a leave-one-out error of at most
+cell's and the same in their results; the cell inside the box they span
+(up to ``extrapolation`` of their range beyond it); a leave-one-out error of at most
 ``tolerance`` times each variable's scale (``variable_scales``); no
 negative amount; and what the reaction conserves (Ca + calcite +
 dolomite, C + calcite + 2 dolomite, Mg + dolomite, Cl) kept to
@@ -121,6 +122,7 @@ def interpolation(cfg: Config) -> tuple[list[KeyColumn], Settings]:
     settings = Settings(tolerance=it.tolerance * variable_scales(cfg), scale=1.0,
                         method=Method(it.method), slots=it.slots,
                         min_neighbours=it.min_neighbours, radius=it.radius,
+                        extrapolation=it.extrapolation,
                         presence=[VARIABLES.index(m) for m in MINERALS],
                         nonnegative=list(_AMOUNTS), conserved=CONSERVED,
                         conservation_rtol=it.conservation_rtol)

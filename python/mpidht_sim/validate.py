@@ -32,6 +32,13 @@ when the command is run again with the same settings, so an interrupted
 sweep resumes; the reference run is kept in DIR/reference (or taken from
 --reference, an output folder of a run with the DHT off, every iteration
 saved and the same physics).
+
+With --tradeoff the command runs, against the same reference, the
+exact-key surrogate at each of --digits (of C, Ca, pH, pe and the
+minerals) and the interpolating surrogate at each of --tolerances, and
+writes DIR/tradeoff.md, tradeoff.json and tradeoff.png: the worst RMS term
+against the chemistry speedup and against the share of cell reactions
+PHREEQC did not have to compute (ISAT's error-against-speed curve).
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ import numpy as np
 from .cli import add_config_arguments, parse_overrides
 from .config import ROUNDINGS, Config, ConfigError, load
 from .measure import compare, load_fields
+from .surrogate import variable_scales
 from .variables import AQUEOUS, MINERALS
 
 #: Table 1's digits: aqueous (class 1) and minerals (class 2).
@@ -90,6 +98,32 @@ class Variant:
                                **{v: self.minerals for v in MINERALS}}}
 
 
+#: The trade-off sweep: digits of the exact-key surrogate (C, Ca, pH, pe and
+#: the minerals; Cl and Mg as configured) and tolerances of interpolation.
+TRADEOFF_DIGITS = (3, 4, 5, 6)
+TRADEOFF_TOLERANCES = (1e-5, 3e-5, 1e-4, 3e-4)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run of the trade-off sweep: exact keys at `digits`, or
+    interpolation (the configured keys) at `tolerance`."""
+
+    kind: str  # "exact" or "interp"
+    value: float
+
+    @property
+    def name(self) -> str:
+        return f"exact_{int(self.value)}" if self.kind == "exact" else f"interp_{self.value:g}"
+
+    def overrides(self) -> dict[str, Any]:
+        if self.kind == "exact":
+            return {"dht.enabled": True, "interp.enabled": False,
+                    **{f"dht.digits.{v}": int(self.value)
+                       for v in ("C", "Ca", "pH", "pe", *MINERALS)}}
+        return {"dht.enabled": True, "interp.enabled": True, "interp.tolerance": self.value}
+
+
 def physics(cfg: dict[str, Any]) -> dict[str, Any]:
     return {k: cfg[k] for k in PHYSICS}
 
@@ -123,11 +157,13 @@ def check_reference(folder: Path, cfg: Config) -> Optional[str]:
 
 
 def measure_variant(result: Any, reference: dict[int, np.ndarray],
-                    reference_summary: dict[str, Any]) -> dict[str, Any]:
+                    reference_summary: dict[str, Any], cfg: Config) -> dict[str, Any]:
     """The figures of one finished run (rank 0's result)."""
     comparison = compare(result.saved, reference)
     records = result.records
     hits, misses = sum(r.hits for r in records), sum(r.misses for r in records)
+    interpolated = sum(r.interpolated for r in records)
+    cells = hits + interpolated + misses
     exact = sum(r.exact_hits for r in records)
     chemistry = sum(r.chemistry_s for r in records)
     ref_chemistry = sum(r["chemistry_s"] for r in reference_summary["records"])
@@ -139,12 +175,25 @@ def measure_variant(result: Any, reference: dict[int, np.ndarray],
         "worst_max_term": top, "worst_max_variable": top_name, "worst_max_iteration": top_it,
         "eq2_max": eq2, "eq2_iteration": eq2_it,
         "per_variable": comparison.per_variable(),
-        "hit_rate": hits / max(hits + misses, 1),
+        "hit_rate": hits / max(cells, 1),
+        "interpolated_share": interpolated / max(cells, 1),
+        "computed": misses,
+        "phreeqc_ratio": cells / max(misses, 1),
         "approximate_share": (hits - exact) / max(hits, 1),
         "rejected": sum(r.rejected for r in records),
+        "verified_max_relative": _verified_worst(result, cfg),
         "chemistry_speedup": ref_chemistry / max(chemistry, 1e-12),
         "wall_speedup": float(reference_summary["wall_s"]) / max(result.wall_s, 1e-12),
     }
+
+
+def _verified_worst(result: Any, cfg: Config) -> Optional[float]:
+    """The worst verified error of accepted predictions, relative to its
+    variable's scale (None without interpolation or verified cells)."""
+    v = result.verification
+    if v is None or v.count == 0:
+        return None
+    return float((v.max_abs / variable_scales(cfg)).max())
 
 
 #: Worst terms within this factor of each other count as a tie.
@@ -272,6 +321,71 @@ def heat_maps(rows: dict[str, dict[str, Any]], variants: list[Variant], path: Pa
     plt.close(fig)
 
 
+def tradeoff_report(rows: dict[str, dict[str, Any]], points: list[Point], cfg: Config,
+                    processes: int) -> str:
+    """tradeoff.md: error against speed, for exact keys and interpolation."""
+    text = [
+        "# Error against chemistry speedup: exact keys and interpolation", "",
+        f"{cfg.nx} x {cfg.ny} cells, {cfg.iterations} iterations, {processes} processes; "
+        "every iteration compared with the run without the DHT. Exact keys: the digits of "
+        "C, Ca, pH, pe and the minerals (Cl and Mg as configured), no interpolation. "
+        "Interpolation: the configured keys, each tolerance of the leave-one-out error. "
+        "PHREEQC cells: cell reactions over the ones PHREEQC computed (what the surrogate "
+        "saves, independent of the machine's load); speedups are of time against the "
+        "reference run's.", "",
+        "| surrogate | setting | worst term (variable, iteration) | worst max term | "
+        "hits | interpolated | PHREEQC cells | chemistry speedup | whole run | "
+        "verified worst |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for p in points:
+        r = rows[p.name]
+        setting = f"{int(p.value)} digits" if p.kind == "exact" else f"tolerance {p.value:g}"
+        verified = r.get("verified_max_relative")
+        text.append(
+            f"| {'exact keys' if p.kind == 'exact' else 'interpolation'} | {setting} | "
+            f"{_fmt(r['worst_rms_term'])} ({r['worst_variable']}, {r['worst_iteration']}) | "
+            f"{_fmt(r['worst_max_term'])} | {r['hit_rate']:.1%} | "
+            f"{r['interpolated_share']:.1%} | {r['phreeqc_ratio']:.1f}x | "
+            f"{r['chemistry_speedup']:.1f}x | {r['wall_speedup']:.1f}x | "
+            f"{_fmt(verified)} |")
+    return "\n".join(text) + "\n"
+
+
+def tradeoff_figure(rows: dict[str, dict[str, Any]], points: list[Point], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.2))
+    for kind, label, colour, marker in (("exact", "exact keys (digits)", "tab:blue", "o"),
+                                        ("interp", "interpolation (tolerance)", "tab:orange",
+                                         "s")):
+        mine = [p for p in points if p.kind == kind and p.name in rows]
+        for ax, x_key in zip(axes, ("chemistry_speedup", "phreeqc_ratio")):
+            xs = [rows[p.name][x_key] for p in mine]
+            ys = [max(rows[p.name]["worst_rms_term"], 1e-12) for p in mine]
+            ax.plot(xs, ys, marker=marker, color=colour, label=label)
+            for p, x, y in zip(mine, xs, ys):
+                ax.annotate(f"{int(p.value)}" if kind == "exact" else f"{p.value:g}", (x, y),
+                            textcoords="offset points", xytext=(4, 4), fontsize=7)
+    for ax, xlabel in zip(axes, ("chemistry time: reference / run",
+                                 "cell reactions / cells PHREEQC computed")):
+        ax.axhline(1e-4, color="grey", linestyle="--", linewidth=0.8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("worst RMS term (over variables and iterations)")
+        ax.grid(True, which="both", linewidth=0.3)
+    axes[0].legend(loc="upper left", fontsize=8)
+    axes[0].set_title("against chemistry time", fontsize=10)
+    axes[1].set_title("against PHREEQC calls (load-independent)", fontsize=10)
+    fig.suptitle("Error against speedup: the 1e-4 line is the acceptance bound", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m mpidht_sim.validate", description=__doc__,
@@ -290,17 +404,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     logs = parser.add_mutually_exclusive_group()
     logs.add_argument("--no-log", action="store_true", help="raw values only")
     logs.add_argument("--only-log", action="store_true", help="log10 only")
+    parser.add_argument("--tradeoff", action="store_true",
+                        help="instead of Table 1: error against speedup for exact keys "
+                             "(--digits) and interpolation (--tolerances); writes "
+                             "tradeoff.md, tradeoff.json and tradeoff.png")
+    parser.add_argument("--digits", nargs="+", type=int, default=list(TRADEOFF_DIGITS),
+                        help="--tradeoff: exact-key digits (default 3 4 5 6)")
+    parser.add_argument("--tolerances", nargs="+", type=float,
+                        default=list(TRADEOFF_TOLERANCES),
+                        help="--tradeoff: interpolation tolerances (default 1e-5 3e-5 "
+                             "1e-4 3e-4)")
     args = parser.parse_args(argv)
     log_choices = [False] if args.no_log else [True] if args.only_log else [True, False]
     variants = [Variant(r, lg, a, m) for r in args.roundings for lg in log_choices
                 for a in args.aqueous for m in args.minerals]
+    points = ([Point("exact", d) for d in args.digits]
+              + [Point("interp", t) for t in args.tolerances])
+    runs: Sequence[Variant | Point] = points if args.tradeoff else variants
     try:
         overrides = {**parse_overrides(args.set), "run.save_every": 1,
                      "dht.restore": "", "dht.dump": False}
         reference_cfg = load(args.config, {**overrides, "dht.enabled": False,
                                            "run.output_dir": str(args.out / "reference"),
                                            "run.overwrite": True})
-        configs = {v.name: load(args.config, {**overrides, **v.overrides()}) for v in variants}
+        configs = {v.name: load(args.config, {**overrides, **v.overrides()}) for v in runs}
         if args.reference is not None:
             why = check_reference(args.reference, reference_cfg)
             if why is not None:
@@ -332,7 +459,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     reference_summary = json.loads((ref_dir / "summary.json").read_text()) if rank == 0 else {}
     store = args.out / "variants"
     rows: dict[str, dict[str, Any]] = {}
-    for v in variants:
+    for v in runs:
         cfg = configs[v.name]
         effective = cfg.to_dict()
         cached = store / f"{v.name}.json"
@@ -352,7 +479,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         result = run(cfg, comm)
         if rank != 0:
             continue
-        rows[v.name] = measure_variant(result, reference, reference_summary)
+        rows[v.name] = measure_variant(result, reference, reference_summary, cfg)
         store.mkdir(parents=True, exist_ok=True)
         cached.write_text(json.dumps({"config": effective,
                                       "reference": physics(reference_summary["config"]),
@@ -360,11 +487,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         r = rows[v.name]
         print(f"{v.name}: worst term {_fmt(r['worst_rms_term'])} ({r['worst_variable']}), "
               f"Eq. (2) {_fmt(r['eq2_max'])}, hit rate {r['hit_rate']:.1%} "
-              f"({r['approximate_share']:.0%} approximate)", flush=True)
+              f"({r['approximate_share']:.0%} approximate), interpolated "
+              f"{r['interpolated_share']:.1%}, PHREEQC cells {r['phreeqc_ratio']:.1f}x",
+              flush=True)
     if rank != 0:
         return 0
-    text = report(rows, variants, next(iter(configs.values())), comm.Get_size())
     args.out.mkdir(parents=True, exist_ok=True)
+    first = next(iter(configs.values()))
+    if args.tradeoff:
+        text = tradeoff_report(rows, points, first, comm.Get_size())
+        (args.out / "tradeoff.md").write_text(text)
+        (args.out / "tradeoff.json").write_text(json.dumps(
+            {p.name: {"kind": p.kind, "value": p.value, **rows[p.name]} for p in points},
+            indent=1))
+        tradeoff_figure(rows, points, args.out / "tradeoff.png")
+        print(text)
+        print(f"written: {args.out / 'tradeoff.md'}, tradeoff.json, tradeoff.png")
+        return 0
+    text = report(rows, variants, first, comm.Get_size())
     (args.out / "validation.md").write_text(text)
     (args.out / "validation.json").write_text(json.dumps(
         {v.name: {"rounding": v.rounding, "log": v.log, "aqueous": v.aqueous,

@@ -89,16 +89,33 @@ def test_a_query_too_far_from_the_samples() -> None:
     assert near.check[0] == Check.ACCEPTED
 
 
+def test_a_query_outside_the_samples_box() -> None:
+    """Within the radius, but beyond the samples' range in one column: a
+    prediction there would extrapolate."""
+    xs = cloud(CENTRE, 8, 0.05)
+    beyond = CENTRE + np.array([0.0, 0.08, 0.0])
+    strict = Settings(min_neighbours=4, tolerance=1.0, radius=1.0)
+    assert one(beyond, xs, step(xs), strict).check[0] == Check.OUTSIDE
+    assert one(CENTRE, xs, step(xs), strict).check[0] == Check.ACCEPTED
+    lax = Settings(min_neighbours=4, tolerance=1.0, radius=1.0, extrapolation=1.0)
+    assert one(beyond, xs, step(xs), lax).check[0] == Check.ACCEPTED
+    # A column the samples share must match them.
+    flat = xs.copy()
+    flat[:, 1] = 2.0
+    assert one(CENTRE + np.array([0, 1e-6, 0]), flat, step(flat), lax).check[0] == Check.OUTSIDE
+    assert one(CENTRE, flat, step(flat), lax).check[0] == Check.ACCEPTED
+
+
 def test_distance_on_log10_of_logged_columns() -> None:
     logged = [KeyColumn(Rounding.SIGNIFICANT, 1, log=True, floor=1e-12)] * 3
     xs = CENTRE * 1e-4 * (1 + 0.01 * np.arange(6))[:, None]
     # 5 % above the largest sample: log10 distance 0.02 (within 0.05), but
     # 1.5e-5 in plain units, which no plain radius of 1e-6 admits.
     q = xs[-1] * 1.05
-    ok = one(q, xs, step(xs), Settings(min_neighbours=4, tolerance=1.0, radius=0.05), logged)
+    settings = Settings(min_neighbours=4, tolerance=1.0, radius=0.05, extrapolation=np.inf)
+    ok = one(q, xs, step(xs), settings, logged)
     assert ok.check[0] == Check.ACCEPTED
-    far = one(q * 2, xs, step(xs), Settings(min_neighbours=4, tolerance=1.0, radius=0.05),
-              logged)
+    far = one(q * 2, xs, step(xs), settings, logged)
     assert far.check[0] == Check.TOO_FAR
 
 
@@ -120,7 +137,8 @@ def test_samples_of_other_minerals_present_are_dropped() -> None:
     ys = step(xs)
     query = CENTRE.copy()
     query[2] = 0.0          # the query has none of mineral 2; every sample has some
-    settings = Settings(min_neighbours=4, presence=[2], tolerance=1.0, radius=5.0)
+    settings = Settings(min_neighbours=4, presence=[2], tolerance=1.0, radius=5.0,
+                        extrapolation=np.inf)
     assert one(query, xs, ys, settings).check[0] == Check.PRESENCE
     xs[:5, 2], ys[:5, 2] = 0.0, 0.0  # five samples without it: those are used
     p = one(query, xs, ys, settings)
@@ -154,8 +172,8 @@ def test_a_prediction_that_drives_an_amount_negative_rejects() -> None:
     settings = Settings(min_neighbours=4, nonnegative=[0], tolerance=1.0, radius=1.0)
     assert one(CENTRE, xs, ys, settings).check[0] == Check.NEGATIVE
     assert one(CENTRE + np.array([0.5, 0, 0]), xs, ys,
-               Settings(min_neighbours=4, nonnegative=[0], tolerance=1.0,
-                        radius=1.0)).check[0] == Check.ACCEPTED
+               Settings(min_neighbours=4, nonnegative=[0], tolerance=1.0, radius=1.0,
+                        extrapolation=np.inf)).check[0] == Check.ACCEPTED
 
 
 def test_a_prediction_that_breaks_conservation_rejects() -> None:
@@ -182,12 +200,14 @@ def test_checks_come_in_order_and_rows_are_independent() -> None:
     inputs = np.stack([xs, xs, xs[:2].repeat(4, axis=0)])
     results = np.stack([ys, ys, ys[:2].repeat(4, axis=0)])
     p = predict_from(queries, inputs, results, [8, 8, 2], PLAIN,
-                     Settings(min_neighbours=4, tolerance=1.0, radius=1.0))
+                     Settings(min_neighbours=4, tolerance=1.0, radius=1.0,
+                              extrapolation=np.inf))
     assert p.check.tolist() == [Check.ACCEPTED, Check.TOO_FAR, Check.FEW_NEIGHBOURS]
     assert p.accepted.tolist() == [True, False, False]
 
 
 @pytest.mark.parametrize("bad", [dict(slots=0), dict(min_neighbours=13), dict(radius=0.0),
+                                 dict(extrapolation=-0.1),
                                  dict(conservation_rtol=-1.0), dict(method="nearest")])
 def test_bad_settings_are_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError):

@@ -4,6 +4,8 @@ verified fraction is computed by PHREEQC too and its error recorded;
 neighbours that break conservation are refused and the cell computed; a
 small coupled run accounts for every cell."""
 
+import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,6 +16,7 @@ from mpidht_sim.config import Config, load
 from mpidht_sim.driver import CHECKS, ChemistryWorker, run
 from mpidht_sim.measure import compare
 from mpidht_sim.surrogate import CONSERVED, variable_scales
+from mpidht_sim.validate import main as validate_main
 from mpidht_sim.variables import AQUEOUS, VARIABLES
 
 
@@ -136,3 +139,30 @@ def test_interpolated_cells_are_not_stored_as_exact_entries(worker: ChemistryWor
     assert worker.table is not None
     _, found = worker.table.read_many(worker.surrogate.keys(query[None], dt))
     assert not found[0]
+
+
+def test_tradeoff_sweep(tmp_path_factory: pytest.TempPathFactory,
+                        capsys: pytest.CaptureFixture[str]) -> None:
+    """validate --tradeoff runs exact keys at each digits and interpolation
+    at each tolerance against one reference, and writes the table and the
+    figure (on a tiny grid here)."""
+    comm = MPI.COMM_WORLD
+    out = Path(comm.bcast(str(tmp_path_factory.mktemp("tradeoff")) if comm.Get_rank() == 0
+                          else None, root=0))
+    args = ["--set", "grid.nx=5", "--set", "grid.ny=5", "--set", "time.iterations=4",
+            "--set", "interp.min_neighbours=4", "--tradeoff", "--digits", "3", "5",
+            "--tolerances", "1e-4", "1e-2", "--out", str(out)]
+    assert validate_main(args) == 0
+    printed = capsys.readouterr().out
+    if comm.Get_rank() != 0:
+        return
+    assert printed.count(": running") == 4
+    text = (out / "tradeoff.md").read_text()
+    assert sum(line.startswith("| exact keys |") for line in text.splitlines()) == 2
+    assert sum(line.startswith("| interpolation |") for line in text.splitlines()) == 2
+    data = json.loads((out / "tradeoff.json").read_text())
+    assert set(data) == {"exact_3", "exact_5", "interp_0.0001", "interp_0.01"}
+    for row in data.values():
+        assert row["phreeqc_ratio"] >= 1.0 and row["worst_rms_term"] >= 0
+    assert data["exact_3"]["interpolated_share"] == 0.0
+    assert (out / "tradeoff.png").stat().st_size > 0
