@@ -54,7 +54,8 @@ on the slopes, so that columns that do not vary among the samples are
 ignored; its leave-one-out errors come from the fit's hat matrix). Both
 are linear in the samples' changes, so a conserved combination the
 samples keep exactly, the prediction keeps too; the conservation check
-catches samples that did not.
+catches samples that did not. The leave-one-out error is an estimate,
+not a bound: verify (below) to know the error actually made.
 
 Online verification (``Verification``): a fixed fraction of the accepted
 predictions, chosen at random, is also computed by the model by the
@@ -161,8 +162,9 @@ class Settings:
 @dataclass
 class Prediction:
     """Per query: the predicted result (NaN where no prediction was made:
-    FEW_NEIGHBOURS, TOO_FAR, PRESENCE), the check outcome, the leave-one-out
-    error estimate per column (NaN where not made) and the samples used."""
+    FEW_NEIGHBOURS, TOO_FAR, PRESENCE, OUTSIDE), the check outcome, the
+    leave-one-out error estimate per column (NaN where not made) and the
+    number of samples used (0 where no prediction was made)."""
 
     values: Array
     check: npt.NDArray[np.uint8]

@@ -107,8 +107,9 @@ def progress_reporter(total: int, stream: TextIO) -> tuple[Callable[[Any], None]
         bar = tqdm(total=total, unit="it", desc="coupling", file=stream)
 
         def update(record: Any) -> None:
-            cells = record.hits + record.misses
-            bar.set_postfix(hit_rate=f"{record.hits / max(cells, 1):.0%}")
+            cells = record.hits + record.interpolated + record.misses
+            bar.set_postfix(hit_rate=f"{record.hits / max(cells, 1):.0%}",
+                            interpolated=f"{record.interpolated / max(cells, 1):.0%}")
             bar.update(1)
         return update, bar.close
 
@@ -117,10 +118,11 @@ def progress_reporter(total: int, stream: TextIO) -> tuple[Callable[[Any], None]
 
     def line(record: Any) -> None:
         if record.iteration % every == 0 or record.iteration == total:
-            cells = record.hits + record.misses
+            cells = record.hits + record.interpolated + record.misses
             print(f"iteration {record.iteration}/{total}: hit rate "
-                  f"{record.hits / max(cells, 1):.1%}, {time.perf_counter() - start:.1f} s",
-                  file=stream, flush=True)
+                  f"{record.hits / max(cells, 1):.1%}, interpolated "
+                  f"{record.interpolated / max(cells, 1):.1%}, "
+                  f"{time.perf_counter() - start:.1f} s", file=stream, flush=True)
     return line, lambda: None
 
 

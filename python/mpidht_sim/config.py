@@ -77,7 +77,7 @@ class InterpConfig:
     min_neighbours: int = 10
     radius: float = 0.5
     extrapolation: float = 0.0
-    tolerance: float = 1e-4
+    tolerance: float = 3e-5
     conservation_rtol: float = 1e-5
     verify: float = 0.02
 
@@ -345,7 +345,7 @@ def _build(m: Mapping[str, Mapping[str, Any]], source: Path) -> Config:
         injected=dict(computed["injected"].state),
         dht=_dht(m["dht"]),
         interp=_interp(m["interp"]),
-        package_size=int(_number(r, "run", "package_size", integer=True, minimum=1)),
+        package_size=int(_number(r, "run", "package_size", integer=True, minimum=0)),
         output_dir=Path(str(r.get("output_dir", "sim-output"))),
         save_every=int(_number(r, "run", "save_every", integer=True, minimum=1)),
         overwrite=_flag(r, "run", "overwrite"),

@@ -220,6 +220,23 @@ def initial_state(cfg: Config) -> Array:
     return state
 
 
+#: run.package_size = 0: packages of at most this many cells...
+AUTO_PACKAGE_MAX = 256
+#: ...and at least this many packages per worker and iteration.
+AUTO_PACKAGES_PER_WORKER = 4
+
+
+def package_size(configured: int, cells: int, workers: int) -> int:
+    """The work package size: the configured one, or for 0 the largest up
+    to AUTO_PACKAGE_MAX that gives every worker AUTO_PACKAGES_PER_WORKER
+    packages per iteration (so that a slow package does not leave the
+    others idle)."""
+    if configured > 0:
+        return configured
+    per_package = -(-cells // (AUTO_PACKAGES_PER_WORKER * max(workers, 1)))
+    return max(1, min(AUTO_PACKAGE_MAX, per_package))
+
+
 def packages(cells: npt.NDArray[np.int64], size: int) -> list[npt.NDArray[np.int64]]:
     """Round-robin work packages of at most ``size`` cells."""
     count = max(1, -(-cells.size // size))
@@ -256,7 +273,8 @@ def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
     state = initial_state(cfg)
     fixed = {p.y * cfg.nx + p.x for p in cfg.fixed}
     reacting = np.array([i for i in range(cfg.nx * cfg.ny) if i not in fixed], dtype=np.int64)
-    work = packages(reacting, cfg.package_size)
+    workers = max(comm.Get_size() - 1, 1)
+    work = packages(reacting, package_size(cfg.package_size, reacting.size, workers))
     result = RunResult()
     result.saved[0] = state.copy()
     if cfg.dht.enabled and cfg.dht.dump:

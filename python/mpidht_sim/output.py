@@ -265,11 +265,16 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
         f"{sums['rejected']} hits rejected (negative amount) and computed; "
         f"evictions {result.evictions}",
     ]
+    if sums["hits"] or sums["interpolated"]:
+        lines.append(f"PHREEQC computed {sums['misses']} of {sums['cells']} cell reactions: "
+                     f"{sums['cells'] / max(sums['misses'], 1):.1f}x fewer than without the "
+                     "surrogate")
     if verified is not None:
         p = sums["predictions"]
         made = sum(p.values())
         lines.append(
-            f"interpolation: {sums['interpolated']} cells ({sums['interpolated'] / max(sums['cells'], 1):.1%}) "
+            f"interpolation: {sums['interpolated']} cells "
+            f"({sums['interpolated'] / max(sums['cells'], 1):.1%}) "
             f"from {made} predictions of misses, {p['accepted']} accepted "
             f"({sums['verified']} of them verified by PHREEQC); rejected: "
             + ", ".join(f"{name.replace('_', ' ')} {p[name]}" for name in CHECKS[1:])

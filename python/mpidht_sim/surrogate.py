@@ -42,8 +42,8 @@ with the time step as context. Its checks here: at least
 ``min_neighbours`` results within ``radius`` (log10 units; pH and pe in
 their own), with the same minerals present in their inputs as in the
 cell's and the same in their results; the cell inside the box they span
-(up to ``extrapolation`` of their range beyond it); a leave-one-out error of at most
-``tolerance`` times each variable's scale (``variable_scales``); no
+(up to ``extrapolation`` of their range beyond it); a leave-one-out error
+of at most ``tolerance`` times each variable's scale (``variable_scales``); no
 negative amount; and what the reaction conserves (Ca + calcite +
 dolomite, C + calcite + 2 dolomite, Mg + dolomite, Cl) kept to
 ``conservation_rtol``. PHREEQC itself keeps these sums (in mol/kgw, as

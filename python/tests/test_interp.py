@@ -46,7 +46,8 @@ CENTRE = np.array([1.0, 2.0, 3.0])
 @pytest.mark.parametrize("method", list(Method))
 def test_accepts_a_smooth_model_and_predicts_it(method: Method) -> None:
     xs = cloud(CENTRE, 12, 0.05)
-    p = one(CENTRE, xs, step(xs), Settings(method=method, min_neighbours=4, tolerance=1e-2, radius=1.0))
+    p = one(CENTRE, xs, step(xs),
+            Settings(method=method, min_neighbours=4, tolerance=1e-2, radius=1.0))
     assert p.check[0] == Check.ACCEPTED
     assert p.used[0] == 12
     true = step(CENTRE)
@@ -161,7 +162,8 @@ def test_linear_with_too_few_samples_for_its_fit_rejects() -> None:
     """Four samples in three columns: every sample is needed by the fit, so
     leave-one-out cannot estimate the error."""
     xs = cloud(CENTRE, 4, 0.05)
-    p = one(CENTRE, xs, step(xs), Settings(method=Method.LINEAR, min_neighbours=4, tolerance=1e-2, radius=1.0))
+    p = one(CENTRE, xs, step(xs),
+            Settings(method=Method.LINEAR, min_neighbours=4, tolerance=1e-2, radius=1.0))
     assert p.check[0] == Check.ERROR_ESTIMATE
 
 

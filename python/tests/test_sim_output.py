@@ -44,12 +44,13 @@ def test_progress_lines_when_not_a_terminal() -> None:
     stream = io.StringIO()
     update, close = progress_reporter(20, stream)
     for it in range(1, 21):
-        update(SimpleNamespace(iteration=it, hits=3, misses=1))
+        update(SimpleNamespace(iteration=it, hits=6, interpolated=1, misses=1))
     close()
     text = stream.getvalue()
     assert "\r" not in text
     lines = text.splitlines()
-    assert len(lines) == 10 and lines[-1].startswith("iteration 20/20: hit rate 75.0%")
+    assert len(lines) == 10 and lines[-1].startswith(
+        "iteration 20/20: hit rate 75.0%, interpolated 12.5%")
 
 
 def test_run_against_reference(tmp_path_factory: pytest.TempPathFactory,
