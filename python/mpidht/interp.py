@@ -47,6 +47,11 @@ one that failed):
    c . result = c . input) has a residual |c . change| above
    ``conservation_rtol`` * (|c| . |input|) + ``conservation_atol``.
 
+Columns the model's result does not depend on (``ignored``; e.g. a
+quantity the model resets whatever its input) are left out of the coarse
+key, of distances and of the box, and their result is predicted as a
+value, not as a change.
+
 Methods: ``IDW`` (inverse squared-distance weights; a sample at the query
 itself gives its own change) and ``LINEAR`` (a least-squares fit of the
 change, linear in the scaled inputs around the query, with a small ridge
@@ -134,6 +139,7 @@ class Settings:
     radius: float = math.inf
     extrapolation: float = 0.0
     presence: Sequence[int] = ()
+    ignored: Sequence[int] = ()
     nonnegative: Sequence[int] = ()
     conserved: Optional[npt.ArrayLike] = None
     conservation_rtol: float = 1e-9
@@ -197,7 +203,9 @@ class _Plan:
             raise ValueError(f"tolerance must be >= 0 in every column, got {self.tolerance}")
         self.presence = np.asarray(settings.presence, dtype=np.int64)
         self.nonnegative = np.asarray(settings.nonnegative, dtype=np.int64)
-        for name, idx in (("presence", self.presence), ("nonnegative", self.nonnegative)):
+        self.ignored = np.asarray(settings.ignored, dtype=np.int64)
+        for name, idx in (("presence", self.presence), ("nonnegative", self.nonnegative),
+                          ("ignored", self.ignored)):
             if idx.size and not ((idx >= 0) & (idx < d)).all():
                 raise ValueError(f"{name} columns must lie in 0..{d - 1}, got {idx.tolist()}")
         self.conserved: Optional[Array] = None
@@ -205,6 +213,9 @@ class _Plan:
             c = np.atleast_2d(np.asarray(settings.conserved, dtype=np.float64))
             if c.ndim != 2 or c.shape[1] != d:
                 raise ValueError(f"conserved must be a matrix of {d} columns, got shape {c.shape}")
+            if self.ignored.size and (c[:, self.ignored] != 0).any():
+                raise ValueError("conserved must not weigh ignored columns (their results "
+                                 "are predicted as values, not as changes)")
             self.conserved, self.conserved_abs = c.T.copy(), np.abs(c).T.copy()
 
     def coords(self, x: Array) -> Array:
@@ -213,6 +224,8 @@ class _Plan:
         if self.any_log:
             u[..., self.log] = np.log10(np.maximum(u[..., self.log], self.floor))
         u /= self.scale
+        if self.ignored.size:
+            u[..., self.ignored] = 0.0
         return u
 
 
@@ -278,6 +291,8 @@ def _predict(plan: _Plan, x: Array, xs: Array, ys: Array,
     used = np.where(check == 0, use.sum(axis=1), 0).astype(np.int64)
     if rows.size:
         change = ys[rows] - xs[rows]
+        if plan.ignored.size:
+            change[:, :, plan.ignored] = ys[rows][:, :, plan.ignored]
         w_use = use[rows]
         if settings.method is Method.IDW:
             pred, err = _idw(delta[rows], us[rows], change, w_use)
@@ -285,6 +300,8 @@ def _predict(plan: _Plan, x: Array, xs: Array, ys: Array,
             pred, err = _linear(delta[rows], change, w_use, settings.ridge)
         estimate[rows] = err
         values[rows] = x[rows] + pred
+        if plan.ignored.size:
+            values[rows[:, None], plan.ignored] = pred[:, plan.ignored]
         bad = ~(err <= plan.tolerance).all(axis=1)  # NaN or inf: bad too
         check[rows[bad]] = Check.ERROR_ESTIMATE
         ok = rows[~bad]
@@ -398,6 +415,9 @@ class Neighbours:
         x = np.atleast_2d(np.asarray(states, dtype=np.float64))
         if x.shape[1] != self.d:
             raise ValueError(f"states must have {self.d} columns, got shape {x.shape}")
+        if self._plan.ignored.size:  # one class, whatever their values
+            x = x.copy()
+            x[:, self._plan.ignored] = 0.0
         if self.context_size:
             if context is None:
                 raise ValueError(f"context ({self.context_size} numbers per state) is required")

@@ -32,7 +32,7 @@ def settings(cfg: Config) -> dict[str, Any]:
         "version": SETTINGS_VERSION,
         "key_size": KEY_SIZE, "value_size": VALUE_SIZE,
         "digits": dict(cfg.dht.digits), "log": cfg.dht.log, "floor": cfg.dht.floor,
-        "rounding": cfg.dht.rounding,
+        "rounding": cfg.dht.rounding, "reset": list(cfg.dht.reset),
         "time_step": cfg.time_step, "database": cfg.database,
         "calcite_parm": cfg.calcite_parm, "dolomite_parm": cfg.dolomite_parm,
     }

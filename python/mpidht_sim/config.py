@@ -39,6 +39,8 @@ SECTIONS = ("grid", "flow", "time", "chemistry", "initial", "injected", "dht", "
 #: How a variable is reduced to a key element: to significant digits, or to
 #: decimal places by truncation (POET's rounding).
 ROUNDINGS = ("significant", "decimal")
+#: Variables dht.reset may name: not amounts, whose changes are conserved.
+RESETTABLE = ("pH", "pe")
 #: How the interpolating surrogate predicts (mpidht.interp.Method).
 METHODS = ("idw", "linear")
 _WATER_KEYS = ("solution", "state", "charge_balance", "equilibrium")
@@ -63,6 +65,9 @@ class DhtConfig:
     rounding: str = "significant"
     restore: Optional[Path] = None  # a saved DHT to start from
     dump: bool = False              # save the DHT with the fields
+    #: Variables the reaction sets whatever their input (pe, under the
+    #: fixed O2(g) of every cell): out of the keys, their result stored.
+    reset: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -176,7 +181,7 @@ def _known(table: Mapping[str, Any], section: str, allowed: tuple[str, ...]) -> 
 
 def _dht(table: Mapping[str, Any]) -> DhtConfig:
     keys = ("enabled", "protocol", "memory_per_worker", "digits", "log", "floor",
-            "rounding", "restore", "dump")
+            "rounding", "restore", "dump", "reset")
     _known(table, "dht", keys)
     enabled, log, dump = (_flag(table, "dht", k) for k in ("enabled", "log", "dump"))
     protocol = table.get("protocol")
@@ -188,8 +193,16 @@ def _dht(table: Mapping[str, Any]) -> DhtConfig:
         raise ConfigError(f"dht.rounding must be {' or '.join(ROUNDINGS)}, got {rounding!r}")
     digits = _digits(table, "dht", 1 if rounding == "significant" else 0)
     floor = float(_number(table, "dht", "floor", minimum=0.0))
+    reset = table.get("reset", [])
+    if not isinstance(reset, list) or not all(isinstance(v, str) for v in reset):
+        raise ConfigError(f"dht.reset must be a list of variable names, got {reset!r}")
+    for name in reset:
+        if name not in RESETTABLE:
+            raise ConfigError(f"dht.reset: {name!r} cannot be reset; only "
+                              f"{' and '.join(RESETTABLE)} can (the amounts are conserved: "
+                              "their changes are stored)")
     return DhtConfig(enabled, str(protocol), int(memory), digits, log, floor, str(rounding),
-                     _path(table, "dht", "restore"), dump)
+                     _path(table, "dht", "restore"), dump, tuple(sorted(set(reset))))
 
 
 def _digits(table: Mapping[str, Any], section: str, minimum: int) -> dict[str, int]:

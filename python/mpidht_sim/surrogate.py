@@ -18,6 +18,10 @@ reduced to a key element by ``dht.rounding``:
 The time step is part of the key exactly. Equal inputs give equal bytes on
 every process; a NaN or infinite input is refused (``mpidht.Error``).
 
+Variables in ``dht.reset`` (pe: every cell is held at a fixed O2(g), so
+the pe after a step does not depend on the pe before it) are held at 0 in
+the key, and their result, not their change, is stored and used.
+
 Value: the change the reaction made (output minus input), then a 64-bit
 fingerprint of the input the change was computed from. A hit adds the
 stored change to the cell's actual input, so what the reaction conserves
@@ -124,6 +128,7 @@ def interpolation(cfg: Config) -> tuple[list[KeyColumn], Settings]:
                         min_neighbours=it.min_neighbours, radius=it.radius,
                         extrapolation=it.extrapolation,
                         presence=[VARIABLES.index(m) for m in MINERALS],
+                        ignored=[VARIABLES.index(v) for v in cfg.dht.reset],
                         nonnegative=list(_AMOUNTS), conserved=CONSERVED,
                         conservation_rtol=it.conservation_rtol)
     return columns, settings
@@ -164,32 +169,39 @@ class Surrogate:
                                   cfg.floor)
                         for name, logged in zip(VARIABLES, _LOGGED)]
         self.columns.append(KeyColumn(Rounding.EXACT))  # the time step
+        #: Columns of dht.reset: out of the key (held at 0), result stored.
+        self.reset = np.array([VARIABLES.index(v) for v in cfg.reset], dtype=np.int64)
 
     def keys(self, states: Array, dt: float) -> Bytes:
         """One KEY_SIZE-byte row per cell of states (cells x variables)."""
         rows = np.empty((states.shape[0], len(VARIABLES) + 1), dtype=np.float64)
         rows[:, :-1] = states
+        rows[:, self.reset] = 0.0
         rows[:, -1] = dt
         return self._encode(rows, self.columns)
 
-    @staticmethod
-    def values(before: Array, after: Array, dt: float) -> Bytes:
-        """The value rows to store: after - before as float64, then the
-        fingerprint of before."""
+    def values(self, before: Array, after: Array, dt: float) -> Bytes:
+        """The value rows to store: after - before as float64 (after itself
+        for the dht.reset variables), then the fingerprint of before."""
         n = before.shape[0]
+        change = np.array(after - before, dtype=np.float64)
+        change[:, self.reset] = after[:, self.reset]
         rows = np.empty((n, len(VARIABLES) + 1), dtype=np.uint64)
-        rows[:, :-1] = np.ascontiguousarray(after - before, dtype=np.float64).view(np.uint64)
+        rows[:, :-1] = change.view(np.uint64)
         rows[:, -1] = fingerprint(before, dt)
         return rows.view(np.uint8).reshape(n, VALUE_SIZE)
 
-    @staticmethod
-    def apply(before: Array, stored: Bytes, dt: float) -> tuple[Array, npt.NDArray[np.bool_]]:
-        """The output of hits (the actual input plus the stored change) and
-        which of them are exact (the change was computed from this input)."""
+    def apply(self, before: Array, stored: Bytes,
+              dt: float) -> tuple[Array, npt.NDArray[np.bool_]]:
+        """The output of hits (the actual input plus the stored change; the
+        stored result for the dht.reset variables) and which of them are
+        exact (the change was computed from this input)."""
         rows = np.ascontiguousarray(stored).view(np.uint64).reshape(before.shape[0], -1)
         change = np.ascontiguousarray(rows[:, :-1]).view(np.float64)
         exact: npt.NDArray[np.bool_] = rows[:, -1] == fingerprint(before, dt)
-        return before + change, exact
+        out = before + change
+        out[:, self.reset] = change[:, self.reset]
+        return out, exact
 
     @staticmethod
     def valid(out: Array) -> npt.NDArray[np.bool_]:

@@ -311,3 +311,38 @@ def test_shape_and_context_errors(near: Neighbours) -> None:
         near.predict(CENTRE)
     with pytest.raises(ValueError, match="shape"):
         near.publish(np.zeros((2, 3)), np.zeros((3, 3)), context=1.0)
+
+
+def reset_model(x: Array) -> Array:
+    """Columns 0 and 1 change linearly; column 2's result depends only on
+    columns 0 and 1 (the model resets it, whatever its input)."""
+    y = x.copy()
+    y[:, 0] += 0.01 * x[:, 0] + 0.02 * x[:, 1] + 0.001
+    y[:, 1] += 0.002 * x[:, 0] - 0.01 * x[:, 1]
+    y[:, 2] = 5.0 + 0.1 * x[:, 0] - 0.2 * x[:, 1]
+    return y
+
+
+def test_ignored_columns_are_predicted_as_values() -> None:
+    xs = cloud(CENTRE, 12, 0.05)
+    xs[:, 2] = np.linspace(1.0, 9.0, 12)      # the reset column spreads widely
+    query = CENTRE.copy()
+    query[2] = 20.0                           # far outside the samples' range
+    ignoring = Settings(method=Method.LINEAR, min_neighbours=6, tolerance=1e-6, radius=0.5,
+                        ignored=[2])
+    p = one(query, xs, reset_model(xs), ignoring)
+    assert p.check[0] == Check.ACCEPTED
+    assert np.abs(p.values[0] - reset_model(query[None])[0]).max() < 1e-10
+    # Not ignored, the same query is too far from the samples.
+    plain = Settings(method=Method.LINEAR, min_neighbours=6, tolerance=1e-6, radius=0.5)
+    assert one(query, xs, reset_model(xs), plain).check[0] == Check.TOO_FAR
+    with pytest.raises(ValueError, match="ignored"):
+        one(query, xs, reset_model(xs), Settings(ignored=[2], conserved=[[0.0, 1.0, 1.0]]))
+
+
+def test_ignored_columns_do_not_split_classes() -> None:
+    settings = Settings(tolerance=1.0, ignored=[2])
+    with Neighbours(MPI.COMM_SELF, [KeyColumn(Rounding.SIGNIFICANT, 2)] * 3, settings,
+                    1 << 16) as near:
+        keys = near.keys([[1.0, 2.0, 3.0], [1.0, 2.0, -70.0], [1.0, 2.5, 3.0]])
+    assert (keys[0] == keys[1]).all() and not (keys[0] == keys[2]).all()

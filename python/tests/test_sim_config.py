@@ -55,6 +55,8 @@ def test_overrides_and_relative_cells() -> None:
                               {"cell": [1, 0], "pressure": 1.0}]}, "nothing flows"),
     ({"run.colour": "red"}, "unknown key(s) in [run]: colour"),
     ({"interp.method": "kriging"}, "interp.method must be idw or linear"),
+    ({"dht.reset": ["Ca"]}, "dht.reset: 'Ca' cannot be reset"),
+    ({"dht.reset": "pe"}, "dht.reset must be a list of variable names"),
     ({"interp.min_neighbours": 30}, "interp.min_neighbours must be at most 24"),
     ({"interp.radius": 0.0}, "interp.radius must be positive"),
     ({"interp.verify": 1.5}, "interp.verify must be at most 1.0"),

@@ -13,9 +13,8 @@ import pytest
 from mpi4py import MPI
 
 from mpidht_sim.config import Config, load
-from mpidht_sim.driver import ChemistryWorker, run
+from mpidht_sim.driver import ChemistryWorker, package_size, packages, run
 from mpidht_sim.measure import compare, terms
-from mpidht_sim.surrogate import Surrogate
 from mpidht_sim.validate import main as validate_main
 from mpidht_sim.variables import VARIABLES
 
@@ -115,7 +114,7 @@ def test_hit_with_a_negative_amount_is_computed() -> None:
         bad = state.copy()
         bad[0, VARIABLES.index("calcite")] = -1e-6  # a change of -2e-6
         assert worker.table is not None
-        worker.table.write_many(key, Surrogate.values(state, bad, dt))
+        worker.table.write_many(key, worker.surrogate.values(state, bad, dt))
         out, counts = worker.react(state, dt)
         assert (counts.hits, counts.misses, counts.rejected) == (0, 1, 1)
         assert out[0, VARIABLES.index("calcite")] >= 0
@@ -162,3 +161,15 @@ def test_validation_table(tmp_path_factory: pytest.TempPathFactory,
 
 def test_validation_rejects_bad_settings() -> None:
     assert validate_main(["--set", "grid.nx=zero"]) == 2
+
+
+def test_automatic_package_size() -> None:
+    """run.package_size = 0: every worker gets at least 4 packages per
+    iteration, none larger than 256 cells; a set size is kept."""
+    assert package_size(0, 2498, 1) == 256       # SimDol2D on 2 processes
+    assert package_size(0, 2498, 3) == 209       # 12 packages for 3 workers
+    assert package_size(0, 10, 4) == 1
+    assert package_size(16, 2498, 3) == 16
+    cells = np.arange(2498)
+    work = packages(cells, package_size(0, cells.size, 3))
+    assert len(work) >= 12 and sorted(np.concatenate(work).tolist()) == cells.tolist()

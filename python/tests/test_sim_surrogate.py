@@ -59,22 +59,38 @@ def test_decimal_rounding_is_absolute_significant_is_relative() -> None:
 
 def test_changes_apply_to_the_actual_input() -> None:
     before, after = state(), state(Ca=1.2279e-4 + 7e-6, calcite=2.07e-4 - 7e-6)
-    stored = Surrogate.values(before, after, 60.0)
+    s = surrogate()
+    stored = s.values(before, after, 60.0)
     assert stored.shape == (1, VALUE_SIZE) and stored.dtype == np.uint8
     other = state(Ca=1.2279004e-4)
-    out, exact = Surrogate.apply(other, stored, 60.0)
+    out, exact = s.apply(other, stored, 60.0)
     # Ca + calcite is conserved exactly as the reaction conserved it.
     assert abs((out[0, 1] + out[0, 6]) - (other[0, 1] + other[0, 6])) < 1e-19
     assert not exact[0]  # another input than the change was computed from
-    again, exact = Surrogate.apply(before, stored, 60.0)
+    again, exact = s.apply(before, stored, 60.0)
     assert exact[0] and np.array_equal(again, after)
     # Rounding noise of transport (a few ulps) is still the same input.
     noisy = before * (1 + 4e-16)
-    assert Surrogate.apply(noisy, stored, 60.0)[1][0]
-    assert not Surrogate.apply(before, stored, 61.0)[1][0]  # another time step
+    assert s.apply(noisy, stored, 60.0)[1][0]
+    assert not s.apply(before, stored, 61.0)[1][0]  # another time step
 
 
 def test_negative_amounts_are_not_valid() -> None:
     good, bad_mineral, bad_total = state(), state(calcite=-4.6e-14), state(C=-1e-20)
     rows = np.vstack([good, bad_mineral, bad_total, state(pH=-1.0, pe=-5.0)])
     assert Surrogate.valid(rows).tolist() == [True, False, False, True]
+
+
+def test_reset_variables_are_out_of_the_key_and_stored_as_results() -> None:
+    """dht.reset (default: pe, which the fixed O2(g) sets whatever its
+    input): any pe shares a key, and a hit takes the stored pe itself."""
+    s = surrogate()
+    assert s.cfg.reset == ("pe",)
+    assert np.array_equal(s.keys(state(pe=4.0), 1.0), s.keys(state(pe=12.5), 1.0))
+    before, after = state(pe=4.0), state(pe=11.25, Ca=1.2279e-4 + 7e-6)
+    stored = s.values(before, after, 60.0)
+    out, _ = s.apply(state(pe=13.0), stored, 60.0)
+    assert out[0, 5] == 11.25 and out[0, 1] == after[0, 1]
+    kept = surrogate(reset=[])
+    assert not np.array_equal(kept.keys(state(pe=4.0), 1.0), kept.keys(state(pe=12.5), 1.0))
+    assert kept.apply(state(pe=13.0), kept.values(before, after, 60.0), 60.0)[0][0, 5] == 20.25
