@@ -82,7 +82,7 @@ class InterpConfig:
     min_neighbours: int = 10
     radius: float = 0.5
     extrapolation: float = 0.0
-    tolerance: float = 3e-5
+    tolerance: float = 1e-5
     conservation_rtol: float = 1e-5
     verify: float = 0.02
 

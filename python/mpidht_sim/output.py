@@ -27,7 +27,7 @@ from .driver import CHECKS, RunResult
 from .errors import ConfigError
 from .measure import compare, load_fields
 from .surrogate import variable_scales
-from .variables import VARIABLES
+from .variables import AMOUNTS, VARIABLES
 
 
 #: The files of an earlier run in an output folder (glob patterns).
@@ -265,6 +265,10 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
         f"{sums['rejected']} hits rejected (negative amount) and computed; "
         f"evictions {result.evictions}",
     ]
+    amounts = [VARIABLES.index(v) for v in AMOUNTS]
+    lowest = min(float(field[:, amounts].min()) for field in result.saved.values())
+    lines.append(f"smallest amount (a total or a mineral) in the saved fields: {lowest:.3g}"
+                 + (" (negative!)" if lowest < 0 else ""))
     if sums["hits"] or sums["interpolated"]:
         lines.append(f"PHREEQC computed {sums['misses']} of {sums['cells']} cell reactions: "
                      f"{sums['cells'] / max(sums['misses'], 1):.1f}x fewer than without the "

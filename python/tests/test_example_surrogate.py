@@ -27,6 +27,6 @@ def test_example_runs_and_accounts_for_every_state() -> None:
     total = figures["hits"] + figures["interpolated"] + figures["computed"]
     assert total == 600 * comm.Get_size()
     assert figures["interpolated"] > 0 and figures["computed"] > 0
-    # The example's tolerance is 1e-6 on a leave-one-out estimate, not a
+    # The example's tolerance is 2e-4 on a leave-one-out estimate, not a
     # bound; the verified error stays within ten times it.
-    assert figures["worst"] <= 1e-5
+    assert figures["worst"] <= 2e-3

@@ -23,7 +23,7 @@ from mpidht_sim.variables import AQUEOUS, VARIABLES
 def config(**extra: Any) -> Config:
     overrides = {"grid.nx": 6, "grid.ny": 6, "time.iterations": 8,
                  "run.package_size": 5, "run.save_every": 4, "interp.enabled": True,
-                 "interp.verify": 0.0, **extra}
+                 "interp.verify": 0.0, "interp.tolerance": 1e-4, **extra}
     return load(None, overrides)
 
 
