@@ -455,24 +455,31 @@ class Neighbours:
             raise ValueError(f"results have shape {y.shape}, states {x.shape}")
         keys = self.keys(x, context)
         slots, d, words = self.settings.slots, self.d, self._words
+        # One update per class, adding its rows in order: the same entry as
+        # row by row, with fewer callbacks (classes are coarse).
+        classes, group = np.unique(keys, axis=0, return_inverse=True)
+        members = [np.flatnonzero(group.reshape(-1) == g) for g in range(classes.shape[0])]
 
         def add(i: int, old: Optional[bytes]) -> Union[bytes, _Keep]:
             entry = (np.zeros(words) if old is None
                      else np.frombuffer(old, dtype=np.float64).copy())
             samples = entry[_HEADER:].reshape(slots, 2, d)
-            n = int(entry[0])
-            same = np.flatnonzero((samples[:n, 0, :] == x[i]).all(axis=1))
-            if same.size:
-                if (samples[same[0], 1, :] == y[i]).all():
-                    return KEEP
-                samples[same[0], 1, :] = y[i]
-            else:
-                at = int(entry[1])
-                samples[at, 0, :], samples[at, 1, :] = x[i], y[i]
-                entry[0], entry[1] = min(n + 1, slots), (at + 1) % slots
-            return entry.tobytes()
+            changed = False
+            for row in members[i]:
+                n = int(entry[0])
+                same = np.flatnonzero((samples[:n, 0, :] == x[row]).all(axis=1))
+                if same.size:
+                    if (samples[same[0], 1, :] == y[row]).all():
+                        continue
+                    samples[same[0], 1, :] = y[row]
+                else:
+                    at = int(entry[1])
+                    samples[at, 0, :], samples[at, 1, :] = x[row], y[row]
+                    entry[0], entry[1] = min(n + 1, slots), (at + 1) % slots
+                changed = True
+            return entry.tobytes() if changed else KEEP
 
-        self.table.update_many(keys, add)
+        self.table.update_many(classes, add)
 
 
 @dataclass

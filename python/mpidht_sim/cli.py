@@ -3,13 +3,47 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import tomllib
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, TextIO
 
+from . import __version__
 from .config import DEFAULT_CONFIG, ConfigError, Config, load
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
+#: Where MPI launchers put a process's rank before MPI starts (Open MPI,
+#: PMIx, MPICH's Hydra); arguments are parsed before MPI starts.
+RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK")
+
+
+def launcher_rank() -> int:
+    """This process's rank as the MPI launcher set it (0 without one)."""
+    for name in RANK_VARIABLES:
+        value = os.environ.get(name, "")
+        if value.isdigit():
+            return int(value)
+    return 0
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose help, version and usage errors are printed
+    by rank 0 only (every rank parses, and exits alike), and which takes
+    --version."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.add_argument("--version", action="version",
+                          version=f"%(prog)s (mpidht_sim) {__version__}")
+
+    def _print_message(self, message: str,
+                       file: Optional["SupportsWrite[str]"] = None) -> None:
+        if launcher_rank() == 0:
+            super()._print_message(message, file)
 
 
 def _parse_value(text: str) -> Any:
@@ -38,7 +72,7 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m mpidht_sim",
         description="Reactive transport (POET's SimDol2D calcite-dolomite benchmark) with "
                     "PHREEQC chemistry and the mpidht distributed hash table as its "

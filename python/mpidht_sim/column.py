@@ -50,7 +50,7 @@ import numpy.typing as npt
 
 from . import engine as phreeqc
 from .chemistry import RATES, reactants
-from .cli import add_config_arguments, parse_overrides
+from .cli import Parser, add_config_arguments, parse_overrides
 from .config import Config, load
 from .errors import ConfigError
 from .flow import solve_flow
@@ -200,7 +200,7 @@ def plot(r: ColumnResult, path: Path) -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m mpidht_sim.column", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cells", type=int, default=50, help="reacting cells (default 50)")
@@ -208,7 +208,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--time-step", type=float, default=1000.0,
                         help="seconds per step (default 1000)")
     add_config_arguments(parser)
-    parser.add_argument("--out", type=Path, default=Path("column-validation"),
+    parser.add_argument("--out", "--output", type=Path, default=Path("column-validation"),
                         help="folder for column.md, column.json, column.png")
     parser.add_argument("--tolerance", type=float, default=1e-3,
                         help="exit 1 if the worst max difference exceeds this (default 1e-3)")

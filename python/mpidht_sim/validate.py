@@ -53,7 +53,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .cli import add_config_arguments, parse_overrides
+from .cli import Parser, add_config_arguments, parse_overrides
 from .config import ROUNDINGS, Config, ConfigError, load
 from .measure import compare, load_fields
 from .surrogate import variable_scales
@@ -387,11 +387,11 @@ def tradeoff_figure(rows: dict[str, dict[str, Any]], points: list[Point], path: 
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m mpidht_sim.validate", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_config_arguments(parser)
-    parser.add_argument("--out", type=Path, default=Path("sim-validation"),
+    parser.add_argument("--out", "--output", type=Path, default=Path("sim-validation"),
                         help="output folder (default sim-validation)")
     parser.add_argument("--reference", type=Path, metavar="RUN_DIR",
                         help="a finished run with the DHT off, every iteration saved, to use "

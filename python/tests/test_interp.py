@@ -346,3 +346,23 @@ def test_ignored_columns_do_not_split_classes() -> None:
                     1 << 16) as near:
         keys = near.keys([[1.0, 2.0, 3.0], [1.0, 2.0, -70.0], [1.0, 2.5, 3.0]])
     assert (keys[0] == keys[1]).all() and not (keys[0] == keys[2]).all()
+
+
+def test_one_publish_call_equals_row_by_row(comm: MPI.Intracomm, near: Neighbours) -> None:
+    """Rows of one call that share a class are added in their order, as if
+    published one at a time: the newest `slots` kept, a repeated input
+    replacing its own sample."""
+    if comm.Get_rank() == 0:
+        xs = cloud(CENTRE, 11, 0.04, seed=9)
+        xs[10] = xs[3]                          # a repeat within the call
+        ys = step(xs)
+        ys[10] += 0.5
+        near.publish(xs, ys, context=3.0)
+        inputs, results, count = near.lookup(CENTRE[None], context=3.0)
+        # 10 distinct inputs into 8 slots: the first two were replaced, in
+        # ring order; row 3's sample carries row 10's result.
+        assert count[0] == 8
+        kept = {row.tobytes(): i for i, row in enumerate(inputs[0])}
+        assert set(kept) == {xs[i].tobytes() for i in range(2, 10)}
+        assert np.array_equal(results[0, kept[xs[3].tobytes()]], ys[10])
+    comm.Barrier()
