@@ -457,8 +457,11 @@ class Neighbours:
         slots, d, words = self.settings.slots, self.d, self._words
         # One update per class, adding its rows in order: the same entry as
         # row by row, with fewer callbacks (classes are coarse).
-        classes, group = np.unique(keys, axis=0, return_inverse=True)
-        members = [np.flatnonzero(group.reshape(-1) == g) for g in range(classes.shape[0])]
+        groups: dict[bytes, list[int]] = {}
+        for row, key in enumerate(keys):
+            groups.setdefault(key.tobytes(), []).append(row)
+        members = list(groups.values())
+        classes = keys[[rows[0] for rows in members]]
 
         def add(i: int, old: Optional[bytes]) -> Union[bytes, _Keep]:
             entry = (np.zeros(words) if old is None
