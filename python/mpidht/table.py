@@ -32,7 +32,10 @@ _check_same_mpi()
 
 class Status(enum.IntEnum):
     """The library's status codes (``MPIDHT_STATUS_LIST`` in mpidht.h, less
-    the prefix; the test suite checks that the two lists agree)."""
+    the prefix; the test suite checks that the two lists agree). Printed by
+    name (``Status.ERR_PEER``), compared as the C value."""
+
+    __str__ = enum.Enum.__str__
 
     OK = 0
     NOT_FOUND = 1
@@ -238,8 +241,10 @@ def _library_errors() -> Iterator[None]:
 class Table:
     """A distributed hash table over the processes of an mpi4py communicator.
 
-    Creating and closing a table are collective over ``comm``; every other
-    call is one-sided and local to the calling process. Keys and values have
+    Collective over ``comm`` (every process must call them, in the same
+    order): creating and closing the table, ``clear``, ``dump``,
+    ``restore`` and ``global_stats``. Every other call is one-sided and
+    local to the calling process. Keys and values have
     fixed sizes in bytes. Use it as a context manager, or call ``close()``
     on every process: a table that is garbage-collected while open is not
     freed (freeing is collective) and warns with ResourceWarning.
@@ -303,6 +308,14 @@ class Table:
                                           hash)
         except OverflowError as e:
             raise ValueError(f"a size is too large: {e}") from None
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return f"<mpidht.Table closed, key {self._key_size} B, value {self._value_size} B>"
+        i = self.info()
+        return (f"<mpidht.Table {i['protocol']}, key {i['key_size']} B, value "
+                f"{i['value_size']} B, {i['local_buckets']} of {i['total_buckets']} buckets "
+                f"here, {i['comm_size']} processes, window {i['window']}>")
 
     # -- lifetime ---------------------------------------------------------
 

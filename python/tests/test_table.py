@@ -55,10 +55,22 @@ def test_info(table: mpidht.Table, comm: MPI.Intracomm, protocol: str) -> None:
     assert info["candidates"] == 6
 
 
+def test_repr_and_status_names(table: mpidht.Table, comm: MPI.Intracomm,
+                               protocol: str) -> None:
+    text = repr(table)
+    assert text.startswith(f"<mpidht.Table {protocol}, key 16 B, value 32 B, ")
+    assert f"{comm.Get_size()} processes, window " in text
+    # A status prints by name and still compares as the C value.
+    assert str(mpidht.Status.ERR_WINDOW_UNSUPPORTED) == "Status.ERR_WINDOW_UNSUPPORTED"
+    assert f"{mpidht.Status.ERR_PEER}" == "Status.ERR_PEER"
+    assert int(mpidht.Status.ERR_PEER) == 19
+
+
 def test_context_manager_closes(comm: MPI.Intracomm) -> None:
     with mpidht.Table(comm, 8, 8, 4096) as t:
         assert not t.closed
     assert t.closed
+    assert repr(t) == "<mpidht.Table closed, key 8 B, value 8 B>"
     t.close()  # again: nothing happens
     with pytest.raises(mpidht.Error) as e:
         t.read(b"12345678")
