@@ -201,6 +201,39 @@ def _rows(array: object, row_size: int, what: str) -> tuple[int, npt.NDArray[Any
     return n, np.ascontiguousarray(a)
 
 
+def _check_key_dtype(key_dtype: Optional[npt.DTypeLike], key_size: int) -> Optional[np.dtype[Any]]:
+    if key_dtype is None:
+        return None
+    try:
+        dtype = np.dtype(key_dtype)
+    except TypeError as e:
+        raise TypeError(f"key_dtype must be a NumPy dtype, got {key_dtype!r}: {e}") from None
+    if dtype.kind not in "biuf":
+        raise TypeError(f"key_dtype must be a numeric dtype (bool, int, float), got {dtype}")
+    if key_size % dtype.itemsize:
+        raise ValueError(f"key_size {key_size} is not a whole number of {dtype} "
+                         f"({dtype.itemsize} bytes each)")
+    return dtype
+
+
+def _typed_keys(keys: object, dtype: np.dtype[Any], key_size: int) -> npt.NDArray[Any]:
+    """Keys given as numbers, converted to dtype (rows of key_size bytes),
+    with -0.0 folded to 0.0; a NaN is refused (it never equals itself)."""
+    try:
+        a = np.asarray(keys).astype(dtype, casting="same_kind", copy=False)
+    except TypeError as e:
+        raise TypeError(f"keys cannot be converted to the table's key_dtype {dtype} "
+                        f"without losing their value: {e}") from None
+    per = key_size // dtype.itemsize
+    if a.ndim <= 1 and per == 1:
+        a = a.reshape(-1, 1)
+    if dtype.kind == "f":
+        if np.isnan(a).any():
+            raise ValueError("a NaN key never matches itself; refused")
+        a = a + dtype.type(0.0)  # -0.0 + 0.0 is 0.0
+    return a
+
+
 def _check_hash(comm: MPI.Comm, hash: Callable[[bytes], int], key_size: int) -> None:
     """Calls hash once on every process and agrees on the verdict before
     the collective create, so that a bad hash on one process cannot leave
@@ -264,6 +297,14 @@ class Table:
             write of the same key, before it raises ``Error`` with status
             ``ERR_TIMEOUT`` (fine and lock-free protocols); 0 waits for
             ever. Default 60.
+        key_dtype: None (default): keys are bytes, and arrays are taken as
+            their raw bytes, so an int64 array never matches float64 keys of
+            the same numbers and -0.0 misses an entry written under 0.0. A
+            numeric dtype (e.g. ``np.float64``): keys given as numbers (any
+            array, list or scalar; not bytes objects) are converted to it
+            first, without loss (``same_kind`` casting: ints to floats, not
+            floats to ints), -0.0 becomes 0.0 and a NaN is refused;
+            key_size must be a whole number of its items.
         hash: a function of a key (bytes) returning an int, of which the low
             64 bits place the key; it must give the same result for the same
             bytes on every process. None (default) uses XXH3-64 in C, which
@@ -287,10 +328,12 @@ class Table:
                  memory_per_process: int, *, protocol: ProtocolLike = "lockfree",
                  window: WindowLike = "auto", candidates: int = 0,
                  eviction: EvictionLike = "recency", timeout: float = 60.0,
-                 hash: Optional[Callable[[bytes], int]] = None) -> None:
+                 hash: Optional[Callable[[bytes], int]] = None,
+                 key_dtype: Optional[npt.DTypeLike] = None) -> None:
         if not isinstance(comm, MPI.Comm):
             raise TypeError(f"comm must be an mpi4py communicator, got {type(comm).__name__}")
         self._key_size = _check_size(key_size, "key_size")
+        self._key_dtype = _check_key_dtype(key_dtype, self._key_size)
         self._value_size = _check_size(value_size, "value_size")
         memory = _check_size(memory_per_process, "memory_per_process")
         proto = _to_enum(Protocol, protocol, "protocol")
@@ -347,23 +390,46 @@ class Table:
     def value_size(self) -> int:
         return self._value_size
 
-    def read(self, key: BytesLike) -> Optional[bytes]:
-        """The value stored for ``key`` (exactly key_size bytes), or None."""
+    @property
+    def key_dtype(self) -> Optional[np.dtype[Any]]:
+        """The dtype keys given as numbers are converted to, or None."""
+        return self._key_dtype
+
+    def _key(self, key: Any) -> Any:
+        """One key: bytes-like as they are; numbers, with key_dtype, as
+        their bytes in that dtype."""
+        if self._key_dtype is None or isinstance(key, (bytes, bytearray, memoryview)):
+            return key
+        a = _typed_keys(key, self._key_dtype, self._key_size)
+        if a.size * self._key_dtype.itemsize != self._key_size:
+            raise ValueError(f"a key must be {self._key_size // self._key_dtype.itemsize} "
+                             f"{self._key_dtype} numbers, got shape {np.shape(key)}")
+        return a.tobytes()
+
+    def _keys(self, keys: Any) -> Any:
+        """Many keys: with key_dtype, numbers converted to it."""
+        if self._key_dtype is None:
+            return keys
+        return _typed_keys(keys, self._key_dtype, self._key_size)
+
+    def read(self, key: Any) -> Optional[bytes]:
+        """The value stored for ``key`` (exactly key_size bytes, or numbers
+        with ``key_dtype``), or None."""
         with _library_errors():
-            value: Optional[bytes] = self._table.read(key)
+            value: Optional[bytes] = self._table.read(self._key(key))
         return value
 
-    def write(self, key: BytesLike, value: BytesLike) -> WriteOutcome:
+    def write(self, key: Any, value: BytesLike) -> WriteOutcome:
         """Stores ``value`` for ``key``; returns what the write did."""
         with _library_errors():
-            return WriteOutcome(self._table.write(key, value))
+            return WriteOutcome(self._table.write(self._key(key), value))
 
-    def remove(self, key: BytesLike) -> bool:
+    def remove(self, key: Any) -> bool:
         """Removes ``key``; True if it was present."""
         with _library_errors():
-            return bool(self._table.remove(key))
+            return bool(self._table.remove(self._key(key)))
 
-    def update(self, key: BytesLike, fn: UpdateFunction) -> UpdateOutcome:
+    def update(self, key: Any, fn: UpdateFunction) -> UpdateOutcome:
         """Atomic read-modify-write of ``key`` (``mpidht_update``).
 
         ``fn`` is called once with the current value (bytes, or None if the
@@ -374,7 +440,8 @@ class Table:
         of another type or size) leaves the key as it was and is raised.
         """
         with _library_errors():
-            return UpdateOutcome(self._table.update(key, lambda _, old: fn(old), KEEP))
+            return UpdateOutcome(self._table.update(self._key(key), lambda _, old: fn(old),
+                                                    KEEP))
 
     # -- many keys --------------------------------------------------------
 
@@ -392,7 +459,7 @@ class Table:
             are zero; ``values.view(dtype)`` reinterprets them) and a bool
             array of n hit flags. Each key's result is what ``read`` gives.
         """
-        n, k = _rows(keys, self._key_size, "keys")
+        n, k = _rows(self._keys(keys), self._key_size, "keys")
         values = np.zeros((n, self._value_size), dtype=np.uint8)
         found = np.zeros(n, dtype=np.bool_)
         with _library_errors():
@@ -410,7 +477,7 @@ class Table:
         Returns:
             A uint8 array of n ``WriteOutcome`` values.
         """
-        n, k = _rows(keys, self._key_size, "keys")
+        n, k = _rows(self._keys(keys), self._key_size, "keys")
         m, v = _rows(values, self._value_size, "values")
         if m != n:
             raise ValueError(f"keys has {n} rows but values has {m}")
@@ -431,7 +498,7 @@ class Table:
         Returns:
             A uint8 array of n ``UpdateOutcome`` values.
         """
-        n, k = _rows(keys, self._key_size, "keys")
+        n, k = _rows(self._keys(keys), self._key_size, "keys")
         outcomes = np.zeros(n, dtype=np.uint8)
         with _library_errors():
             self._table.update_batch(n, k, fn, KEEP, outcomes)
