@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from functools import partial
 import sys
 import time
 import tomllib
@@ -170,7 +171,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from mpi4py import MPI
 
     from .driver import run
-    from .output import check_folders, finish, start
+    from .output import check_folders, finish, start, write_field
 
     comm = MPI.COMM_WORLD
     rank = comm.Get_rank()
@@ -202,7 +203,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if rank == 0 and not args.quiet:
         progress, close = progress_reporter(cfg.iterations, sys.stderr)
     try:
-        result = run(cfg, comm, progress)
+        result = run(cfg, comm, progress,
+                     partial(write_field, cfg, cfg.output_dir) if rank == 0 else None)
     except Exception as e:  # a worker or PHREEQC failed: stop every rank
         print(f"mpidht_sim: rank {rank}: {type(e).__name__}: {e}", file=sys.stderr)
         comm.Abort(1)

@@ -244,16 +244,19 @@ def packages(cells: npt.NDArray[np.int64], size: int) -> list[npt.NDArray[np.int
 
 
 def run(cfg: Config, comm: MPI.Intracomm,
-        progress: Optional[Callable[[IterationRecord], None]] = None) -> RunResult:
+        progress: Optional[Callable[[IterationRecord], None]] = None,
+        on_save: Optional[Callable[[int, Array], None]] = None) -> RunResult:
     """Collective over comm. Rank 0 returns the result; workers return an
-    empty one."""
+    empty one. On rank 0, ``progress`` gets every iteration's record and
+    ``on_save`` every saved field (iteration, cells x variables) as soon as
+    it is computed, iteration 0 included."""
     rank, size = comm.Get_rank(), comm.Get_size()
     worker_comm = comm.Split(0 if rank > 0 or size == 1 else MPI.UNDEFINED, rank)
     try:
         if rank == 0:
             local = ChemistryWorker(cfg, worker_comm) if size == 1 else None
             try:
-                return _master(cfg, comm, local, progress)
+                return _master(cfg, comm, local, progress, on_save)
             finally:
                 if local is not None:
                     local.close()
@@ -265,7 +268,8 @@ def run(cfg: Config, comm: MPI.Intracomm,
 
 
 def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
-            progress: Optional[Callable[[IterationRecord], None]]) -> RunResult:
+            progress: Optional[Callable[[IterationRecord], None]],
+            on_save: Optional[Callable[[int, Array], None]]) -> RunResult:
     start = time.perf_counter()
     flow = solve_flow(cfg)
     injected = np.array([cfg.injected[v] for v in AQUEOUS])
@@ -277,6 +281,8 @@ def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
     work = packages(reacting, package_size(cfg.package_size, reacting.size, workers))
     result = RunResult()
     result.saved[0] = state.copy()
+    if on_save:
+        on_save(0, result.saved[0])
     if cfg.dht.enabled and cfg.dht.dump:
         result.dht_dump = cfg.output_dir / DHT_FILE
         cfg.output_dir.mkdir(parents=True, exist_ok=True)
@@ -293,6 +299,8 @@ def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
         result.records.append(record)
         if it % cfg.save_every == 0 or it == cfg.iterations:
             result.saved[it] = state.copy()
+            if on_save:
+                on_save(it, result.saved[it])
             if result.dht_dump is not None:
                 t2 = time.perf_counter()
                 _dump(comm, local, result.dht_dump)

@@ -32,7 +32,7 @@ from .variables import AMOUNTS, VARIABLES
 
 #: The files of an earlier run in an output folder (glob patterns).
 OUTPUTS = ("summary.json", "waters.json", "maps.png", "iterations.png", "fields_*.npz",
-           "fields_*.vtu", DHT_FILE, DHT_FILE + ".json")
+           "fields_*.vtu", "fields.pvd", DHT_FILE, DHT_FILE + ".json")
 
 
 def earlier_outputs(folder: Path) -> list[Path]:
@@ -90,17 +90,34 @@ def _mesh(cfg: Config) -> tuple[Any, Any]:
     return points, quads
 
 
-def write_fields(result: RunResult, cfg: Config, out_dir: Path) -> None:
+def write_field(cfg: Config, out_dir: Path, it: int, state: Any) -> None:
+    """Writes one saved iteration (.npz and .vtu) and rewrites the ParaView
+    time series ``fields.pvd`` over every .vtu written so far (time in
+    seconds): called as each field is computed, so a run that is killed
+    keeps what it saved."""
     import meshio
 
     points, quads = _mesh(cfg)
+    fields: dict[str, Any] = {v: state[:, j].reshape(cfg.ny, cfg.nx)
+                              for j, v in enumerate(VARIABLES)}
+    np.savez_compressed(out_dir / f"fields_{it:05d}.npz", **fields)
+    mesh = meshio.Mesh(points, [("quad", quads)],
+                       cell_data={v: [state[:, j]] for j, v in enumerate(VARIABLES)})
+    mesh.write(out_dir / f"fields_{it:05d}.vtu")
+    steps = sorted(int(p.stem.split("_")[1]) for p in out_dir.glob("fields_*.vtu"))
+    datasets = "\n".join(
+        f'    <DataSet timestep="{i * cfg.time_step!r}" part="0" file="fields_{i:05d}.vtu"/>'
+        for i in steps)
+    (out_dir / "fields.pvd").write_text(
+        '<?xml version="1.0"?>\n<VTKFile type="Collection" version="0.1">\n'
+        f"  <Collection>\n{datasets}\n  </Collection>\n</VTKFile>\n")
+
+
+def write_fields(result: RunResult, cfg: Config, out_dir: Path) -> None:
+    """Writes the saved iterations not written yet (``write_field``)."""
     for it, state in result.saved.items():
-        fields: dict[str, Any] = {v: state[:, j].reshape(cfg.ny, cfg.nx)
-                                  for j, v in enumerate(VARIABLES)}
-        np.savez_compressed(out_dir / f"fields_{it:05d}.npz", **fields)
-        mesh = meshio.Mesh(points, [("quad", quads)],
-                           cell_data={v: [state[:, j]] for j, v in enumerate(VARIABLES)})
-        mesh.write(out_dir / f"fields_{it:05d}.vtu")
+        if not (out_dir / f"fields_{it:05d}.vtu").is_file():
+            write_field(cfg, out_dir, it, state)
 
 
 def plot(result: RunResult, cfg: Config, out_dir: Path) -> list[Path]:

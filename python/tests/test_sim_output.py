@@ -4,15 +4,18 @@ errors against a reference run, readable progress in a log."""
 
 import io
 import json
+from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from mpi4py import MPI
 
 from mpidht_sim.cli import main, progress_reporter
 from mpidht_sim.config import ConfigError, load
-from mpidht_sim.output import check_folders, start
+from mpidht_sim.driver import run
+from mpidht_sim.output import check_folders, start, write_field, write_fields
 
 
 def test_earlier_outputs_refused_or_replaced(tmp_path: Path) -> None:
@@ -91,3 +94,30 @@ def test_run_against_reference(tmp_path_factory: pytest.TempPathFactory,
     assert sorted(errors["iterations"]) == ["1", "2", "3", "4"]
     assert compared["chemistry_speedup"] > 0
     assert json.loads((run / "summary.json").read_text())["reference"] is None
+
+
+def test_fields_are_written_as_they_are_saved(tmp_path: Path) -> None:
+    """A run that dies at iteration 6 keeps the fields it saved before
+    (0 and 4, with a ParaView time series over them); finishing writes
+    only what is missing."""
+    cfg = load(None, {"grid.nx": 4, "grid.ny": 4, "time.iterations": 8,
+                      "run.save_every": 4, "run.output_dir": str(tmp_path),
+                      "interp.enabled": False})
+
+    def die(record: Any) -> None:
+        if record.iteration == 6:
+            raise RuntimeError("killed")
+
+    with pytest.raises(RuntimeError, match="killed"):
+        run(cfg, MPI.COMM_SELF, die, partial(write_field, cfg, tmp_path))
+    assert sorted(p.name for p in tmp_path.glob("fields_*.vtu")) == [
+        "fields_00000.vtu", "fields_00004.vtu"]
+    pvd = (tmp_path / "fields.pvd").read_text()
+    assert pvd.count("<DataSet ") == 2
+    assert f'timestep="{4 * cfg.time_step!r}"' in pvd and 'file="fields_00004.vtu"' in pvd
+    result = run(cfg, MPI.COMM_SELF)
+    before = (tmp_path / "fields_00004.vtu").stat().st_mtime_ns
+    write_fields(result, cfg, tmp_path)
+    assert (tmp_path / "fields_00004.vtu").stat().st_mtime_ns == before  # kept
+    assert (tmp_path / "fields_00008.vtu").is_file()
+    assert (tmp_path / "fields.pvd").read_text().count("<DataSet ") == 3
