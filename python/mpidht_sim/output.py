@@ -77,6 +77,9 @@ def start(cfg: Config) -> None:
         {name: water.to_dict() for name, water in cfg.waters.items()}, indent=1))
 
 MAPPED = ("Ca", "Mg", "calcite", "dolomite")
+#: Units of the variables, for axes and colour bars.
+UNITS = {"C": "mol/kgw", "Ca": "mol/kgw", "Cl": "mol/kgw", "Mg": "mol/kgw", "pH": "-",
+         "pe": "-", "calcite": "mol per cell", "dolomite": "mol per cell"}
 
 
 def _mesh(cfg: Config) -> tuple[Any, Any]:
@@ -128,22 +131,27 @@ def plot(result: RunResult, cfg: Config, out_dir: Path) -> list[Path]:
 
     paths = []
     its = sorted(result.saved)
+    extent = (0.0, cfg.nx * cfg.cell_size, cfg.ny * cfg.cell_size, 0.0)  # y = 0 on top
     fig, axes = plt.subplots(len(MAPPED), len(its), squeeze=False,
-                             figsize=(2.6 * len(its) + 1, 2.4 * len(MAPPED)))
+                             figsize=(2.6 * len(its) + 1.6, 2.4 * len(MAPPED) + 0.4),
+                             sharex=True, sharey=True)
     for row, name in enumerate(MAPPED):
         j = VARIABLES.index(name)
         top = max(float(result.saved[it][:, j].max()) for it in its) or 1.0
         for col, it in enumerate(its):
             ax = axes[row][col]
             image = ax.imshow(result.saved[it][:, j].reshape(cfg.ny, cfg.nx), vmin=0, vmax=top,
-                              cmap="viridis", interpolation="nearest")
-            ax.set_xticks([])
-            ax.set_yticks([])
+                              cmap="viridis", interpolation="nearest", extent=extent)
             if row == 0:
-                ax.set_title(f"iteration {it}", fontsize=9)
+                ax.set_title(f"{it * cfg.time_step / 86400:.3g} d (iteration {it})",
+                             fontsize=9)
+            if row == len(MAPPED) - 1:
+                ax.set_xlabel("x (m)", fontsize=8)
             if col == 0:
-                ax.set_ylabel(name)
-        fig.colorbar(image, ax=axes[row].tolist(), shrink=0.8)
+                ax.set_ylabel(f"{name}\ny (m)", fontsize=9)
+            ax.tick_params(labelsize=7)
+        fig.colorbar(image, ax=axes[row].tolist(), shrink=0.8, label=UNITS[name])
+    fig.suptitle("Fields at the saved times (injection at the top left)", fontsize=11)
     path = out_dir / "maps.png"
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -151,22 +159,23 @@ def plot(result: RunResult, cfg: Config, out_dir: Path) -> list[Path]:
 
     records = result.records
     x = [r.iteration for r in records]
-    fig, (a1, a2) = plt.subplots(2, 1, sharex=True, figsize=(7, 5.5))
+    fig, (a1, a2) = plt.subplots(2, 1, sharex=True, figsize=(9, 5.5))
     cells = [max(r.hits + r.interpolated + r.misses, 1) for r in records]
     a1.plot(x, [r.hits / c for r, c in zip(records, cells)], label="exact-key hits")
     if any(r.interpolated for r in records):
         a1.plot(x, [(r.hits + r.interpolated) / c for r, c in zip(records, cells)],
                 label="hits and interpolated")
-        a1.legend(loc="lower left")
+    a1.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     a1.set_ylabel("share of cells")
+    a1.set_title("What the surrogate answered, and where the time went", fontsize=10)
     a1.set_ylim(0, 1.02)
     a2.plot(x, [r.transport_s for r in records], label="transport")
     a2.plot(x, [r.chemistry_s for r in records], label="chemistry (PHREEQC)")
-    a2.plot(x, [r.dht_s for r in records], label="DHT")
+    a2.plot(x, [r.dht_s for r in records], label="surrogate (DHT, interpolation)")
     a2.plot(x, [r.wall_s for r in records], label="iteration (wall)", color="black")
-    a2.set_ylabel("seconds")
-    a2.set_xlabel("iteration")
-    a2.legend()
+    a2.set_ylabel("seconds per iteration")
+    a2.set_xlabel(f"iteration ({cfg.time_step:g} s each)")
+    a2.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     fig.tight_layout()
     path = out_dir / "iterations.png"
     fig.savefig(path, dpi=100)
