@@ -1,19 +1,41 @@
 #!/usr/bin/env bash
-# Installs, from Debian's packages, everything that building, testing and
-# running mpidht needs: compilers, CMake, both MPI libraries and xxHash.
-# Packages already present are left alone; nothing is installed by hand.
+# Installs, from Debian's packages, what building, testing and running
+# mpidht needs. Packages already present are left alone; nothing is
+# installed by hand.
+#
+#   install-deps.sh [all]       everything the test command and the benchmark
+#                               suite use: both MPI libraries, clang with
+#                               libFuzzer, Redis and memcached with their clients
+#   install-deps.sh main        what the main job uses: compilers, CMake,
+#                               Open MPI, xxHash, Python's venv
+#   install-deps.sh --list P    prints profile P's packages, installs nothing
 set -euo pipefail
 
-packages=(
+main=(
   build-essential cmake ninja-build pkg-config
   openmpi-bin libopenmpi-dev
+  libxxhash-dev python3-venv
+)
+all=(
+  "${main[@]}"
   mpich libmpich-dev
-  libxxhash-dev
   # the fuzz target of the dump loader: clang with libFuzzer
   clang libclang-rt-14-dev
-  # the benchmark suite: servers to compare with, their clients, plotting
-  redis-server memcached libhiredis-dev libmemcached-dev python3-venv
+  # the benchmark suite: servers to compare with, their clients
+  redis-server memcached libhiredis-dev libmemcached-dev
 )
+
+list=false
+if [[ ${1:-} == --list ]]; then list=true; shift; fi
+case ${1:-all} in
+  main) packages=("${main[@]}") ;;
+  all) packages=("${all[@]}") ;;
+  *) echo "install-deps.sh: unknown profile '${1}': expected main or all" >&2; exit 2 ;;
+esac
+if $list; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do

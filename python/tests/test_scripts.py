@@ -1,0 +1,30 @@
+"""The main command installs only what the main job uses: its package
+profile holds compilers, CMake, Open MPI, xxHash and Python's venv, not
+MPICH, clang, Redis or memcached, which the test command's profile adds."""
+
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "install-deps.sh"
+
+
+def packages(*args: str) -> list[str]:
+    out = subprocess.run(["bash", str(SCRIPT), "--list", *args], capture_output=True,
+                         text=True, timeout=60, check=True)
+    return out.stdout.split()
+
+
+def test_main_profile_is_what_the_main_job_uses() -> None:
+    main, everything = packages("main"), packages("all")
+    assert {"openmpi-bin", "libopenmpi-dev", "cmake", "libxxhash-dev", "python3-venv"} <= set(main)
+    for extra in ("mpich", "clang", "redis-server", "memcached", "libhiredis-dev"):
+        assert extra not in main and extra in everything
+    assert set(main) <= set(everything) and packages() == everything
+    assert "install-deps.sh\" main" in (ROOT / "scripts" / "run-main.sh").read_text()
+
+
+def test_unknown_profile_is_refused() -> None:
+    out = subprocess.run(["bash", str(SCRIPT), "--list", "tiny"], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 2 and "unknown profile 'tiny'" in out.stderr
