@@ -516,6 +516,16 @@ typedef struct mpidht_restore_report {
 mpidht_status_t mpidht_restore(mpidht_t *table, const char *path,
                                mpidht_restore_report_t *report);
 
+/* What the last failed mpidht_dump() or mpidht_restore() on this table
+ * failed on, on this process: the file's path and the reason the system or
+ * MPI gave (e.g. "cannot open 'run/dht.mpidht': MPI_ERR_NO_SUCH_FILE: no
+ * such file or directory"), or "another process ..." where the failure
+ * was elsewhere. Requires: nothing (NULL gives ""). Returns: a string the
+ * table owns, valid until its next dump or restore or its free; "" when
+ * the last dump or restore succeeded or none failed; never NULL. */
+const char *mpidht_error_detail(const mpidht_t *table);
+
+
 /* COLLECTIVE. Empties the table: every process empties the buckets it
  * hosts (POET clears its table when it is full). The statistics are kept.
  * Requires: no operation on the table in flight anywhere, as for

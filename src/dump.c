@@ -9,6 +9,7 @@
  * collective call; a second count that differs means another thread used
  * the table.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,6 +245,8 @@ static mpidht_status_t write_file(mpidht_t *t, const char *partial)
     MPI_File fh = MPI_FILE_NULL;
     int rc = MPI_File_open(t->comm, partial, MPI_MODE_CREATE | MPI_MODE_WRONLY,
                            MPI_INFO_NULL, &fh);
+    if (rc != MPI_SUCCESS)
+        mpidht_set_mpi_detail(t, rc, "cannot create", partial);
     st = mpidht_agree_same(t->comm, rc == MPI_SUCCESS ? MPIDHT_OK : MPIDHT_ERR_FILE_IO);
     if (st != MPIDHT_OK) {
         if (rc == MPI_SUCCESS)
@@ -256,10 +259,14 @@ static mpidht_status_t write_file(mpidht_t *t, const char *partial)
     if (st == MPIDHT_OK)
         st = mpidht_agree_same(t->comm, write_index(t, fh, &plan, blocks));
     free(blocks);
-    if (st == MPIDHT_OK && MPI_File_sync(fh) != MPI_SUCCESS)
+    if (st == MPIDHT_OK && (rc = MPI_File_sync(fh)) != MPI_SUCCESS) {
+        mpidht_set_mpi_detail(t, rc, "cannot sync", partial);
         st = MPIDHT_ERR_FILE_IO;
-    if (MPI_File_close(&fh) != MPI_SUCCESS && st == MPIDHT_OK)
+    }
+    if ((rc = MPI_File_close(&fh)) != MPI_SUCCESS && st == MPIDHT_OK) {
+        mpidht_set_mpi_detail(t, rc, "cannot close", partial);
         st = MPIDHT_ERR_FILE_IO;
+    }
     return mpidht_agree_same(t->comm, st);
 }
 
@@ -269,6 +276,7 @@ mpidht_status_t mpidht_dump(mpidht_t *table, const char *path)
     if (usable != MPIDHT_OK)
         return usable;
     mpidht_t *t = table;
+    t->detail[0] = '\0';
     char *partial = path ? malloc(strlen(path) + sizeof ".partial") : NULL;
     mpidht_status_t st = mpidht_agree(t->comm, !path      ? MPIDHT_ERR_NULL_ARGUMENT
                                                : !partial ? MPIDHT_ERR_NO_MEMORY
@@ -283,8 +291,11 @@ mpidht_status_t mpidht_dump(mpidht_t *table, const char *path)
         st = write_file(t, partial);
         /* Only rank 0 renames or cleans up; it tells everyone how that went. */
         if (t->rank == 0) {
-            if (st == MPIDHT_OK && rename(partial, path) != 0)
+            if (st == MPIDHT_OK && rename(partial, path) != 0) {
+                mpidht_set_detail(t, "cannot rename '%s' to '%s': %s", partial, path,
+                                  strerror(errno));
                 st = MPIDHT_ERR_FILE_IO;
+            }
             if (st == MPIDHT_OK)
                 sync_directory(path);
             else
@@ -294,6 +305,9 @@ mpidht_status_t mpidht_dump(mpidht_t *table, const char *path)
         if (MPI_Bcast(&code, 1, MPI_INT, 0, t->comm) != MPI_SUCCESS)
             code = MPIDHT_ERR_MPI;
         st = (mpidht_status_t)code;
+        if (st != MPIDHT_OK && t->detail[0] == '\0')
+            mpidht_set_detail(t, "dumping to '%s' failed on another process: %s", path,
+                              mpidht_strerror(st));
     }
     free(partial);
     return st;

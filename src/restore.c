@@ -254,6 +254,8 @@ static mpidht_status_t restore_file(mpidht_t *t, const char *path,
 {
     dump_file_t f = {.fh = MPI_FILE_NULL, .record = MPI_DATATYPE_NULL};
     int rc = MPI_File_open(t->comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &f.fh);
+    if (rc != MPI_SUCCESS)
+        mpidht_set_mpi_detail(t, rc, "cannot open", path);
     mpidht_status_t st =
         mpidht_agree_same(t->comm, rc == MPI_SUCCESS ? MPIDHT_OK : MPIDHT_ERR_FILE_IO);
     if (st != MPIDHT_OK) {
@@ -300,6 +302,7 @@ mpidht_status_t mpidht_restore(mpidht_t *table, const char *path,
     mpidht_status_t st = mpidht_check_table(table);
     if (st != MPIDHT_OK)
         return st;
+    table->detail[0] = '\0';
     mpidht_status_t mine = path ? MPIDHT_OK : MPIDHT_ERR_NULL_ARGUMENT;
     if (mine == MPIDHT_OK && report && report->struct_size <= sizeof report->struct_size)
         mine = MPIDHT_ERR_STRUCT_SIZE;
@@ -309,5 +312,10 @@ mpidht_status_t mpidht_restore(mpidht_t *table, const char *path,
         st = mpidht_same_string(table->comm, path, &same);
     if (st == MPIDHT_OK && !same)
         st = MPIDHT_ERR_PATH_MISMATCH;
-    return st == MPIDHT_OK ? restore_file(table, path, report) : st;
+    if (st != MPIDHT_OK)
+        return st;
+    st = restore_file(table, path, report);
+    if (st != MPIDHT_OK && table->detail[0] == '\0')
+        mpidht_set_detail(table, "restoring from '%s': %s", path, mpidht_strerror(st));
+    return st;
 }

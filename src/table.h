@@ -11,6 +11,9 @@
 #include "layout.h"
 #include "mpidht.h"
 
+/* Bytes of a table's error detail, its terminating zero included. */
+#define MPIDHT_DETAIL_SIZE 640
+
 struct mpidht_protocol_ops;
 
 /* A key's place in the table: the hosting process and its candidates
@@ -64,7 +67,17 @@ struct mpidht {
     struct mpidht_scan *scan;
 
     mpidht_stats_t stats;
+
+    /* mpidht_error_detail(): what the last dump or restore failed on. */
+    char detail[MPIDHT_DETAIL_SIZE];
 };
+
+/* Sets t->detail (printf-style; cut to fit). */
+void mpidht_set_detail(mpidht_t *t, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Sets t->detail to "<what> '<path>': <MPI's message for rc>". */
+void mpidht_set_mpi_detail(mpidht_t *t, int rc, const char *what, const char *path);
 
 /* MPIDHT_ERR_INVALID_HANDLE if t is NULL, MPIDHT_ERR_MPI_NOT_INITIALIZED
  * after MPI_Finalize (any MPI call would be erroneous), else MPIDHT_OK. */

@@ -699,6 +699,16 @@ static PyObject *Table_reset_stats(TableObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+static PyObject *Table_error_detail(TableObject *self, PyObject *unused)
+{
+    (void)unused;
+    mpidht_t *table = usable(self);
+    if (!table)
+        return NULL;
+    return PyUnicode_DecodeUTF8(mpidht_error_detail(table),
+                                (Py_ssize_t)strlen(mpidht_error_detail(table)), "replace");
+}
+
 static PyObject *Table_info(TableObject *self, PyObject *unused)
 {
     (void)unused;
@@ -744,6 +754,8 @@ static PyMethodDef Table_methods[] = {
     {"stats", (PyCFunction)Table_stats, METH_VARARGS, "stats(global) -> dict"},
     {"reset_stats", (PyCFunction)Table_reset_stats, METH_NOARGS, "Zero local counters."},
     {"info", (PyCFunction)Table_info, METH_NOARGS, "info() -> dict"},
+    {"error_detail", (PyCFunction)Table_error_detail, METH_NOARGS,
+     "error_detail() -> str: what the last failed dump or restore failed on"},
     {NULL, NULL, 0, NULL},
 };
 

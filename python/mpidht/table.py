@@ -549,9 +549,10 @@ class Table:
 
         The file is written as ``<path>.partial`` and renamed when complete:
         a crash leaves any previous file at ``path`` intact. ``path`` must be
-        the same on every process.
+        the same on every process. A failure's message ends with what it
+        failed on: the file and the system's reason.
         """
-        with _library_errors():
+        with self._file_errors():
             self._table.dump(path)
 
     def restore(self, path: Union[str, os.PathLike[str]]) -> RestoreReport:
@@ -564,8 +565,24 @@ class Table:
         ``ERR_FILE_CORRUPT``, the same on every process) and leaves the table
         as it was. Entries not in the file stay.
         """
-        with _library_errors():
+        with self._file_errors():
             return RestoreReport(*self._table.restore(path))
+
+    @contextlib.contextmanager
+    def _file_errors(self) -> Iterator[None]:
+        """As _library_errors, the message followed by what the file
+        operation failed on (the path and the system's reason)."""
+        try:
+            with _library_errors():
+                yield
+        except Error as e:
+            try:
+                detail = self._table.error_detail()
+            except _core.Error:
+                detail = ""
+            if not detail:
+                raise
+            raise Error(f"{e}: {detail}", int(e.status)) from None
 
     # -- statistics -------------------------------------------------------
 

@@ -5,7 +5,8 @@
  * the header or by one byte, with a byte too many, with a bit flipped in
  * the header, the block table or a record, of other key or value sizes.
  * Then the argument rejections of dump and restore, and a dump into a
- * directory that does not exist (nothing left behind).
+ * directory that does not exist (nothing left behind). Every refusal of a
+ * file leaves a detail that names it (mpidht_error_detail).
  */
 #include <unistd.h>
 
@@ -95,6 +96,10 @@ static void damaged_files(mpidht_t *table)
     char missing[80];
     snprintf(missing, sizeof missing, "%s.missing", good);
     refuse(table, missing, MPIDHT_ERR_FILE_IO, "a missing file");
+    /* The detail names the file and the reason. */
+    const char *detail = mpidht_error_detail(table);
+    CHECK(strstr(detail, missing) != NULL && strstr(detail, "cannot open") != NULL);
+    CHECK(strlen(detail) > strlen(missing) + 20);
     damage(TRUNCATE, 0, 0);
     refuse(table, bad, MPIDHT_ERR_FILE_FORMAT, "an empty file");
     damage(FLIP, 0, 0);
@@ -159,6 +164,7 @@ static void dump_nowhere(mpidht_t *table)
     CHECK_STATUS(mpidht_dump(table, nowhere), MPIDHT_ERR_FILE_IO);
     char partial[112];
     snprintf(partial, sizeof partial, "%s.partial", nowhere);
+    CHECK(strstr(mpidht_error_detail(table), partial) != NULL);
     CHECK(access(nowhere, F_OK) != 0 && access(partial, F_OK) != 0);
 }
 

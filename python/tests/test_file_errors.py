@@ -1,0 +1,43 @@
+"""File errors say what and where: the message of a failed dump or restore
+ends with the file's path and the reason MPI or the system gave, on every
+process, and the status stays the library's."""
+
+from pathlib import Path
+
+import pytest
+from mpi4py import MPI
+
+import mpidht
+
+
+def shared_dir(comm: MPI.Intracomm, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return Path(comm.bcast(str(tmp_path_factory.mktemp("files")) if comm.Get_rank() == 0
+                           else None, root=0))
+
+
+def test_restore_from_a_missing_file_names_it(comm: MPI.Intracomm, protocol: str,
+                                              tmp_path_factory: pytest.TempPathFactory) -> None:
+    missing = shared_dir(comm, tmp_path_factory) / "no-such.mpidht"
+    with mpidht.Table(comm, 8, 8, 1 << 16, protocol=protocol) as t:
+        with pytest.raises(mpidht.Error) as e:
+            t.restore(missing)
+        assert e.value.status == mpidht.Status.ERR_FILE_IO
+        text = str(e.value)
+        assert text.startswith(mpidht.strerror(mpidht.Status.ERR_FILE_IO))
+        assert str(missing) in text and ("cannot open" in text or "another process" in text)
+        comm.Barrier()
+
+
+def test_dump_into_a_missing_directory_names_it(comm: MPI.Intracomm,
+                                                tmp_path_factory: pytest.TempPathFactory) -> None:
+    nowhere = shared_dir(comm, tmp_path_factory) / "no-such-dir" / "t.mpidht"
+    with mpidht.Table(comm, 8, 8, 1 << 16) as t:
+        with pytest.raises(mpidht.Error) as e:
+            t.dump(nowhere)
+        assert e.value.status == mpidht.Status.ERR_FILE_IO
+        assert str(nowhere) in str(e.value)
+        # A later success leaves no detail behind.
+        good = nowhere.parent.parent / "good.mpidht"
+        t.dump(good)
+        assert t.restore(good).entries == 0
+        comm.Barrier()
