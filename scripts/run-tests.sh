@@ -4,7 +4,8 @@
 # AddressSanitizer and UndefinedBehaviorSanitizer; runs the dump loader's
 # fuzz target for a minute; then installs the
 # Python package (`pip install .`) for each MPI and runs its pytest suite,
-# and checks the source distribution (scripts/check-sdist.sh).
+# checks the source distribution (scripts/check-sdist.sh) and type-checks
+# the Python code (mypy --strict).
 # MPI tests run at 1, 2 and 4 processes (MPICH: see below). Exits non-zero
 # if anything fails.
 set -uo pipefail
@@ -80,6 +81,23 @@ run_sdist_check() {
   fi
 }
 
+# run_typecheck NAME: mypy --strict over the Python packages and tests (the
+# configuration in pyproject.toml), in the python-openmpi suite's venv. One test.
+run_typecheck() {
+  local name=$1 log=$build_root/$1.log venv=$build_root/python-openmpi-venv
+  echo "=== $name: mypy --strict"
+  if { "$venv/bin/python" -m mypy --version > /dev/null 2>&1 ||
+       "$venv/bin/python" -m pip install -q --disable-pip-version-check mypy; } > "$log" 2>&1 &&
+     (cd "$repo" && "$venv/bin/python" -m mypy) >> "$log" 2>&1; then
+    tail -n 1 "$log"
+    passed=$((passed + 1))
+  else
+    cat "$log"
+    echo "=== $name: FAILED"
+    failed=$((failed + 1)) status=1
+  fi
+}
+
 run_suite openmpi openmpi -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPIDHT_BUILD_TESTS=ON
 # MPICH's one-sided operations wait for the target process to run, which
 # oversubscribed ranks rarely do (at 4 processes on 2 cores an operation
@@ -100,6 +118,7 @@ run_suite fuzz openmpi -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
 
 run_python_suite python-openmpi openmpi
 run_sdist_check sdist
+run_typecheck mypy
 # As for the C suite, fewer operations in the heavy tests under MPICH.
 MPIDHT_TEST_SCALE=0.1 run_python_suite python-mpich mpich
 

@@ -68,9 +68,9 @@ def test_bad_keys_and_values(table: mpidht.Table) -> None:
     with pytest.raises(ValueError, match="value must be 32 bytes"):
         table.write(bytes(16), bytes(31))
     with pytest.raises(TypeError):
-        table.write("a string key....", bytes(32))  # type: ignore[arg-type]
+        table.write("a string key....", bytes(32))
     with pytest.raises(TypeError):
-        table.remove(16)  # type: ignore[arg-type]
+        table.remove(16)
 
 
 def test_bad_batches(table: mpidht.Table) -> None:

@@ -92,7 +92,7 @@ def test_warm_start_from_a_saved_dht(tmp_path_factory: pytest.TempPathFactory) -
     # which may round to a key never computed (3 workers: 263 of 272 hit).
     assert second.records[0].misses == 0
     def hit_rate(records: list[Any]) -> float:
-        return sum(r.hits for r in records) / sum(r.hits + r.misses for r in records)
+        return float(sum(r.hits for r in records) / sum(r.hits + r.misses for r in records))
     assert hit_rate(second.records) >= 0.9 > hit_rate(first.records)
     # Not bit for bit: where two cells of the first run shared a key, one
     # ran PHREEQC and the other may have used its stored change; the

@@ -1,5 +1,7 @@
 """update / update_many / clear, and the eviction and timeout options."""
 
+from typing import Any
+
 import numpy as np
 import pytest
 from mpi4py import MPI
@@ -46,7 +48,7 @@ def test_update_actions(table: mpidht.Table, comm: MPI.Intracomm) -> None:
     v = values_for([rank], rank)[0]
     seen = []
 
-    def keep(old: "bytes | None") -> object:
+    def keep(old: "bytes | None") -> Any:
         seen.append(old)
         return mpidht.KEEP
 
@@ -56,7 +58,7 @@ def test_update_actions(table: mpidht.Table, comm: MPI.Intracomm) -> None:
     assert table.update(k, lambda _: v) == mpidht.UpdateOutcome.INSERTED
     assert table.update(k, keep) == mpidht.UpdateOutcome.KEPT
     assert seen[-1] == v.tobytes()
-    assert table.update(k, lambda old: old[::-1]) == mpidht.UpdateOutcome.UPDATED
+    assert table.update(k, lambda old: (old or b"")[::-1]) == mpidht.UpdateOutcome.UPDATED
     assert table.read(k) == v.tobytes()[::-1]
     assert table.update(k, lambda _: None) == mpidht.UpdateOutcome.REMOVED
     assert table.read(k) is None
@@ -71,7 +73,7 @@ def test_update_many_sees_earlier_rows(table: mpidht.Table, comm: MPI.Intracomm)
     keys = np.stack([k[0], k[1], k[0], k[0], k[1]])
     rows = []
 
-    def fn(i: int, old: "bytes | None") -> object:
+    def fn(i: int, old: "bytes | None") -> Any:
         rows.append(i)
         if i == 4:
             return None
@@ -169,6 +171,6 @@ def test_bad_eviction_refused(comm: MPI.Intracomm, bad: object, error: type) -> 
 def test_bad_timeout_refused(comm: MPI.Intracomm, bad: object, error: type) -> None:
     with pytest.raises(error) as e:
         mpidht.Table(comm, 16, 32, 1 << 14, timeout=bad)  # type: ignore[arg-type]
-    if error is mpidht.Error:
+    if isinstance(e.value, mpidht.Error):
         assert e.value.status == mpidht.Status.ERR_TIMEOUT_SETTING
     assert "timeout" in str(e.value)
