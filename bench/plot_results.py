@@ -30,6 +30,24 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 Row = dict[str, Any]
 PROTOCOLS = ("coarse", "fine", "lockfree")
+#: One colour per protocol or store, the same in every figure.
+COLOURS = {"coarse": "tab:blue", "fine": "tab:orange", "lockfree": "tab:green",
+           "redis": "tab:red", "memcached": "tab:purple"}
+
+
+def colour(name: str) -> str | None:
+    """The colour of a protocol, or of a store by its name's prefix
+    ("redis-pipe16" is redis's; its pipelined runs are dashed)."""
+    return COLOURS.get(name) or next((c for k, c in COLOURS.items() if name.startswith(k)),
+                                     None)
+
+
+def legend_below(fig: Any, ax: Any, columns: int = 6) -> None:
+    """One legend for the figure, below its panels, where it hides no line."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="lower center", ncol=min(columns, len(handles)),
+                   fontsize=8, frameon=False)
 PHASES = ("write", "read", "mixed")
 DISTS = ("uniform", "zipf")
 
@@ -73,7 +91,8 @@ def plot_rates(ax: Any, rows: list[Row], names: tuple[str, ...], phase: str, dis
         pts = sorted((r["ranks"], r["ops_per_s"]) for r in
                      pick(rows, protocol=name, phase=phase, distribution=dist))
         if pts:
-            ax.plot(*zip(*pts), marker="o", label=name)
+            ax.plot(*zip(*pts), marker="o", label=name, color=colour(name),
+                    linestyle="--" if "pipe" in name else "-")
     ax.set_title(title)
     ranks = sorted({r["ranks"] for r in rows})
     ax.set_xticks(ranks)
@@ -93,9 +112,9 @@ def plot_throughput(rows: list[Row], out: Path, cores: int) -> None:
         for j, phase in enumerate(PHASES):
             plot_rates(axes[i][j], rows, PROTOCOLS, phase, dist,
                        f"{phase}, {dist} keys", "MPI ranks", cores)
-    axes[0][0].legend()
+    legend_below(fig, axes[0][0])
     fig.suptitle("mpidht throughput (all ranks together)")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     fig.savefig(out / "throughput.png", dpi=110)
     plt.close(fig)
 
@@ -132,8 +151,8 @@ def plot_comparison(rows: list[Row], out: Path, cores: int) -> None:
         plot_rates(ax, rows, ("lockfree", "coarse") + tuple(stores), phase, "uniform",
                    f"{phase}, uniform keys: mpidht against servers on loopback",
                    "MPI ranks = client connections", cores)
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
+    legend_below(fig, axes[0])
+    fig.tight_layout(rect=(0, 0.09, 1, 1))
     fig.savefig(out / "comparison.png", dpi=110)
     plt.close(fig)
 
@@ -190,19 +209,19 @@ def plot_batches(rows: list[Row], out: Path, cores: int) -> None:
                 pts = [(size, speedup) for size, _, speedup in
                        batch_speedups(subset, phase, protocol, np_) if speedup]
                 if pts:
-                    ax.plot(*zip(*pts), marker="o", label=protocol)
+                    ax.plot(*zip(*pts), marker="o", label=protocol, color=colour(protocol))
             ax.axhline(1, color="grey", linewidth=0.8)
             ax.set_xscale("log", base=2)
             sizes = sorted({r["batch"] for r in pick(subset, phase=phase, ranks=np_)})
             ax.set_xticks(sizes, [str(s) for s in sizes])
             ax.set_title(f"{phase}s, {np_} rank{'s' if np_ > 1 else ''}, "
-                         f"{window_label(window)}{oversubscribed(np_, cores)}", fontsize=9)
+                         f"{window_label(window)}{oversubscribed(np_, cores)}", fontsize=8)
             ax.set_xlabel("keys per call (1 = single calls)")
             ax.set_ylabel("speedup over single calls")
             ax.grid(True, which="both", alpha=0.3)
-    axes[0][0].legend()
+    legend_below(fig, axes[0][0])
     fig.suptitle("mpidht batched operations (uniform keys), keys/s relative to single calls")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.savefig(out / "batch.png", dpi=110)
     plt.close(fig)
 
