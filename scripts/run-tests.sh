@@ -64,14 +64,13 @@ run_python_suite() {
   done
 }
 
-# run_sdist_check NAME: the sdist built, its contents checked, installed
-# into a fresh venv and imported under mpiexec (Open MPI; uses the venv of
-# the python-openmpi suite, and pip's cache for mpi4py and NumPy). One test.
-run_sdist_check() {
-  local name=$1 log=$build_root/$1.log
-  echo "=== $name: build, inspect and install the sdist"
-  if bash "$repo/scripts/check-sdist.sh" "$build_root/python-openmpi-venv" \
-      "$build_root/$name" > "$log" 2>&1; then
+# run_step NAME TITLE COMMAND...: one test; COMMAND's output goes to
+# build/NAME.log, its last line is shown on success, all of it on failure.
+run_step() {
+  local name=$1 title=$2 log=$build_root/$1.log
+  shift 2
+  echo "=== $name: $title"
+  if "$@" > "$log" 2>&1; then
     tail -n 1 "$log"
     passed=$((passed + 1))
   else
@@ -81,21 +80,20 @@ run_sdist_check() {
   fi
 }
 
-# run_typecheck NAME: mypy --strict over the Python packages and tests (the
-# configuration in pyproject.toml), in the python-openmpi suite's venv. One test.
-run_typecheck() {
-  local name=$1 log=$build_root/$1.log venv=$build_root/python-openmpi-venv
-  echo "=== $name: mypy --strict"
-  if { "$venv/bin/python" -m mypy --version > /dev/null 2>&1 ||
-       "$venv/bin/python" -m pip install -q --disable-pip-version-check mypy; } > "$log" 2>&1 &&
-     (cd "$repo" && "$venv/bin/python" -m mypy) >> "$log" 2>&1; then
-    tail -n 1 "$log"
-    passed=$((passed + 1))
-  else
-    cat "$log"
-    echo "=== $name: FAILED"
-    failed=$((failed + 1)) status=1
-  fi
+# The sdist built, its contents checked, installed into a fresh venv and
+# imported under mpiexec (Open MPI; uses the venv of the python-openmpi
+# suite, and pip's cache for mpi4py and NumPy).
+check_sdist() {
+  bash "$repo/scripts/check-sdist.sh" "$build_root/python-openmpi-venv" "$build_root/sdist"
+}
+
+# mypy --strict over the Python packages and tests (the configuration in
+# pyproject.toml), in the python-openmpi suite's venv.
+typecheck() {
+  local python=$build_root/python-openmpi-venv/bin/python
+  "$python" -m mypy --version > /dev/null 2>&1 ||
+    "$python" -m pip install -q --disable-pip-version-check mypy || return 1
+  (cd "$repo" && "$python" -m mypy)
 }
 
 run_suite openmpi openmpi -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPIDHT_BUILD_TESTS=ON
@@ -117,8 +115,8 @@ run_suite fuzz openmpi -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
   -DMPIDHT_BUILD_EXAMPLES=OFF -DMPIDHT_BUILD_BENCH=OFF
 
 run_python_suite python-openmpi openmpi
-run_sdist_check sdist
-run_typecheck mypy
+run_step sdist "build, inspect and install the sdist" check_sdist
+run_step mypy "mypy --strict" typecheck
 # As for the C suite, fewer operations in the heavy tests under MPICH.
 MPIDHT_TEST_SCALE=0.1 run_python_suite python-mpich mpich
 
