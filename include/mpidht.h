@@ -519,8 +519,8 @@ mpidht_status_t mpidht_restore(mpidht_t *table, const char *path,
 /* What the last failed mpidht_dump() or mpidht_restore() on this table
  * failed on, on this process: the file's path and the reason the system or
  * MPI gave (e.g. "cannot open 'run/dht.mpidht': MPI_ERR_NO_SUCH_FILE: no
- * such file or directory"), or "another process ..." where the failure
- * was elsewhere. Requires: nothing (NULL gives ""). Returns: a string the
+ * such file or directory"); where the failure happened on another process
+ * only, the path and the library's message for the status. Requires: nothing (NULL gives ""). Returns: a string the
  * table owns, valid until its next dump or restore or its free; "" when
  * the last dump or restore succeeded or none failed; never NULL. */
 const char *mpidht_error_detail(const mpidht_t *table);
