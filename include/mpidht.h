@@ -3,7 +3,7 @@
  *
  * Every process of a communicator contributes part of its memory to one
  * table; any process reads or writes any key with MPI-3 one-sided
- * communication (MPI_Get, MPI_Put, MPI_Compare_and_swap, MPI_Fetch_and_op).
+ * communication (MPI_Get, MPI_Put, MPI_Accumulate, MPI_Fetch_and_op).
  * There is no server and no progress thread.
  *
  * Conventions for every call in this header
@@ -21,6 +21,21 @@
  *     reports that error while the others report MPIDHT_ERR_PEER.
  *     All other calls are local to the calling process (one-sided) and may
  *     be made concurrently by any subset of processes.
+ *   - A collective call that some process never enters waits for ever, as
+ *     MPI's collectives do. The debug mode turns that into an error: with
+ *     the environment variable MPIDHT_DEBUG_COLLECTIVES set to a number of
+ *     seconds (the same on every process) when mpidht_create is called,
+ *     every collective call on the table, create included, first checks
+ *     that every process entered the same call. Where they have not within
+ *     that time, the call does nothing and returns
+ *     MPIDHT_ERR_COLLECTIVE_CHECK on each process that entered it, and the
+ *     error detail (mpidht_error_detail, or params.error_detail for create)
+ *     names the call and the processes that had not entered it or had
+ *     entered another call; the table stays usable. (For create, which
+ *     processes are missing can be told only once the communicator is
+ *     duplicated, and after such a failure comm's collective calls are out
+ *     of step: end the program.) The check costs each process two small
+ *     messages to every other per collective call.
  *   - A table handle must not be used by two threads at the same time.
  *
  *   - Structs the library fills (mpidht_stats_t, mpidht_info_t,
@@ -138,7 +153,12 @@ extern "C" {
       "digits out of range (significant: 1 to 15; decimal: -20 to 20 "         \
       "places) or its floor negative or not a number")                         \
     X(MPIDHT_ERR_KEY_VALUE, 34, "a value to encode is NaN or infinite, or "    \
-      "too large for its column's decimal places")
+      "too large for its column's decimal places")                             \
+    X(MPIDHT_ERR_COLLECTIVE_CHECK, 35, "not every process entered the same "   \
+      "collective call within the time MPIDHT_DEBUG_COLLECTIVES allows; the "  \
+      "error detail names the call and the processes")                          \
+    X(MPIDHT_ERR_DEBUG_SETTING, 36, "MPIDHT_DEBUG_COLLECTIVES must be a "      \
+      "number of seconds, 0 or more (unset, empty or 0: off)")
 
 typedef enum mpidht_status {
 #define MPIDHT_STATUS_ENUM_(name, number, message) name = number,
@@ -218,13 +238,22 @@ typedef struct mpidht_params {
     mpidht_hash_fn hash;         /* NULL = XXH3-64 from libxxhash */
     void *hash_user_data;        /* passed to hash unchanged */
     /* Appended in 0.2; a caller compiled against 0.1 (whose struct ends
-     * above) gets the defaults. */
+     * above) gets the defaults, as one compiled against 0.2.0 does for the
+     * fields after timeout. */
     mpidht_eviction_t eviction;  /* default MPIDHT_EVICT_RECENCY */
     /* Seconds a call waits for a lock, or for another process's write of
      * the same key, before it gives up with MPIDHT_ERR_TIMEOUT (fine and
      * lock-free protocols); may differ between processes. Default
      * MPIDHT_DEFAULT_TIMEOUT; 0 waits for ever. */
     double timeout;
+    /* Appended after 0.2.0: where mpidht_create writes, when it
+     * fails, what failed in words (the parameter that differs between
+     * processes, the processes that did not enter it in the debug mode,
+     * ...), and "" when it succeeds; cut to error_detail_size bytes, its
+     * terminating zero included. NULL = nowhere. Need not be equal on the
+     * processes. */
+    char *error_detail;
+    size_t error_detail_size;
     /* New fields are appended here. */
 } mpidht_params_t;
 
@@ -266,7 +295,8 @@ mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
                               mpidht_t **table);
 
 /* COLLECTIVE. Frees the table and sets *table to NULL, so that a later
- * call with the same variable returns MPIDHT_ERR_INVALID_HANDLE. */
+ * call with the same variable returns MPIDHT_ERR_INVALID_HANDLE. Where the
+ * debug mode's check fails, the table is not freed. */
 mpidht_status_t mpidht_free(mpidht_t **table);
 
 /* ------------------------------------------------------------------ */
@@ -516,13 +546,15 @@ typedef struct mpidht_restore_report {
 mpidht_status_t mpidht_restore(mpidht_t *table, const char *path,
                                mpidht_restore_report_t *report);
 
-/* What the last failed mpidht_dump() or mpidht_restore() on this table
- * failed on, on this process: the file's path and the reason the system or
- * MPI gave (e.g. "cannot open 'run/dht.mpidht': MPI_ERR_NO_SUCH_FILE: no
- * such file or directory"); where the failure happened on another process
- * only, the path and the library's message for the status. Requires: nothing (NULL gives ""). Returns: a string the
- * table owns, valid until its next dump or restore or its free; "" when
- * the last dump or restore succeeded or none failed; never NULL. */
+/* What the last collective call on this table failed on, on this
+ * process, in words: for dump and restore the file's path and the reason
+ * the system or MPI gave (e.g. "cannot open 'run/dht.mpidht':
+ * MPI_ERR_NO_SUCH_FILE: no such file or directory"), or, where the failure
+ * happened on another process only, the path and the library's message
+ * for the status; in the debug mode, the call and the processes that had
+ * not entered it. Requires: nothing (NULL gives ""). Returns: a string the
+ * table owns, valid until its next collective call or its free; "" when
+ * the last collective call succeeded or none failed; never NULL. */
 const char *mpidht_error_detail(const mpidht_t *table);
 
 

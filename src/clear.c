@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "collective.h"
+#include "collective_check.h"
 #include "engine.h"
 #include "protocol.h"
 #include "rma.h"
@@ -43,7 +44,7 @@ static mpidht_status_t zero_own(mpidht_t *t)
 
 mpidht_status_t mpidht_clear(mpidht_t *table)
 {
-    mpidht_status_t st = mpidht_check_table(table);
+    mpidht_status_t st = mpidht_enter_collective(table, MPIDHT_CALL_CLEAR);
     if (st != MPIDHT_OK)
         return st;
     /* Nothing of anyone's may still be on its way when the zeros land. */

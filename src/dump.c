@@ -18,6 +18,7 @@
 
 #include "bucket.h"
 #include "collective.h"
+#include "collective_check.h"
 #include "dump_format.h"
 #include "file_io.h"
 #include "scan.h"
@@ -272,11 +273,10 @@ static mpidht_status_t write_file(mpidht_t *t, const char *partial)
 
 mpidht_status_t mpidht_dump(mpidht_t *table, const char *path)
 {
-    mpidht_status_t usable = mpidht_check_table(table);
+    mpidht_status_t usable = mpidht_enter_collective(table, MPIDHT_CALL_DUMP);
     if (usable != MPIDHT_OK)
         return usable;
     mpidht_t *t = table;
-    t->detail[0] = '\0';
     char *partial = path ? malloc(strlen(path) + sizeof ".partial") : NULL;
     mpidht_status_t st = mpidht_agree(t->comm, !path      ? MPIDHT_ERR_NULL_ARGUMENT
                                                : !partial ? MPIDHT_ERR_NO_MEMORY
@@ -305,7 +305,7 @@ mpidht_status_t mpidht_dump(mpidht_t *table, const char *path)
         if (MPI_Bcast(&code, 1, MPI_INT, 0, t->comm) != MPI_SUCCESS)
             code = MPIDHT_ERR_MPI;
         st = (mpidht_status_t)code;
-        if (st != MPIDHT_OK && t->detail[0] == '\0')
+        if (st != MPIDHT_OK && t->diag->detail[0] == '\0')
             mpidht_set_detail(t, "dumping to '%s' failed on another process: %s", path,
                               mpidht_strerror(st));
     }

@@ -1,18 +1,18 @@
-/* The error detail of a table: what its last dump or restore failed on. */
+/* The error detail of a table: what its last collective call failed on. */
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "table.h"
 
-void mpidht_set_detail(mpidht_t *t, const char *format, ...)
+void mpidht_set_detail(const mpidht_t *t, const char *format, ...)
 {
     va_list args;
     va_start(args, format);
-    vsnprintf(t->detail, sizeof t->detail, format, args);
+    vsnprintf(t->diag->detail, sizeof t->diag->detail, format, args);
     va_end(args);
 }
 
-void mpidht_set_mpi_detail(mpidht_t *t, int rc, const char *what, const char *path)
+void mpidht_set_mpi_detail(const mpidht_t *t, int rc, const char *what, const char *path)
 {
     char reason[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
@@ -23,5 +23,5 @@ void mpidht_set_mpi_detail(mpidht_t *t, int rc, const char *what, const char *pa
 
 const char *mpidht_error_detail(const mpidht_t *table)
 {
-    return table ? table->detail : "";
+    return table ? table->diag->detail : "";
 }

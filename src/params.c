@@ -16,8 +16,10 @@ _Static_assert((MPIDHT_MAX_KEY_SIZE + MPIDHT_MAX_VALUE_SIZE + 40) *
                "bucket offsets must fit a signed 64-bit MPI_Aint");
 _Static_assert(sizeof(MPI_Aint) >= 8, "mpidht needs a 64-bit MPI_Aint");
 
-/* The struct as 0.1 knew it ended before eviction. */
+/* The struct as 0.1 knew it ended before eviction, as 0.2.0 knew it
+ * before error_detail. */
 #define PARAMS_SIZE_0_1 offsetof(mpidht_params_t, eviction)
+#define PARAMS_SIZE_0_2 offsetof(mpidht_params_t, error_detail)
 
 mpidht_status_t mpidht_params_init(mpidht_params_t *params)
 {
@@ -38,7 +40,7 @@ mpidht_status_t mpidht_params_read(const mpidht_params_t *params, mpidht_params_
     if (!params)
         return MPIDHT_ERR_NULL_ARGUMENT;
     size_t size = params->struct_size;
-    if (size != PARAMS_SIZE_0_1 && size != sizeof *params)
+    if (size != PARAMS_SIZE_0_1 && size != PARAMS_SIZE_0_2 && size != sizeof *params)
         return MPIDHT_ERR_PARAMS_VERSION;
     mpidht_params_init(full);
     memcpy(full, params, size);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "collective.h"
+#include "collective_check.h"
 #include "dump_format.h"
 #include "file_io.h"
 #include "table.h"
@@ -299,10 +300,9 @@ static mpidht_status_t restore_file(mpidht_t *t, const char *path,
 mpidht_status_t mpidht_restore(mpidht_t *table, const char *path,
                                mpidht_restore_report_t *report)
 {
-    mpidht_status_t st = mpidht_check_table(table);
+    mpidht_status_t st = mpidht_enter_collective(table, MPIDHT_CALL_RESTORE);
     if (st != MPIDHT_OK)
         return st;
-    table->detail[0] = '\0';
     mpidht_status_t mine = path ? MPIDHT_OK : MPIDHT_ERR_NULL_ARGUMENT;
     if (mine == MPIDHT_OK && report && report->struct_size <= sizeof report->struct_size)
         mine = MPIDHT_ERR_STRUCT_SIZE;
@@ -315,7 +315,7 @@ mpidht_status_t mpidht_restore(mpidht_t *table, const char *path,
     if (st != MPIDHT_OK)
         return st;
     st = restore_file(table, path, report);
-    if (st != MPIDHT_OK && table->detail[0] == '\0')
+    if (st != MPIDHT_OK && table->diag->detail[0] == '\0')
         mpidht_set_detail(table, "restoring from '%s': %s", path, mpidht_strerror(st));
     return st;
 }

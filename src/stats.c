@@ -1,6 +1,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "collective_check.h"
 #include "table.h"
 
 static const char *const stats_names[] = {
@@ -87,7 +88,7 @@ mpidht_status_t mpidht_stats_local(const mpidht_t *table, mpidht_stats_t *stats)
 
 mpidht_status_t mpidht_stats_global(const mpidht_t *table, mpidht_stats_t *stats)
 {
-    mpidht_status_t st = mpidht_check_table(table);
+    mpidht_status_t st = mpidht_enter_collective(table, MPIDHT_CALL_STATS_GLOBAL);
     if (st != MPIDHT_OK)
         return st;
     /* Every process must still enter the reduction, or the others hang;

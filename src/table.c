@@ -2,6 +2,8 @@
  * Creating and freeing a table: agreeing on parameters across the
  * communicator, sizing buckets, choosing and allocating the window.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,6 +12,7 @@
 
 #include "address.h"
 #include "collective.h"
+#include "collective_check.h"
 #include "engine.h"
 #include "params.h"
 #include "protocol.h"
@@ -38,8 +41,19 @@ static uint64_t physical_memory_bytes(void)
 enum { AGREED_KEY, AGREED_VALUE, AGREED_PROTOCOL, AGREED_WINDOW,
        AGREED_CANDIDATES, AGREED_HASH, AGREED_EVICTION, AGREED_COUNT };
 
-static mpidht_status_t check_params_equal(MPI_Comm comm,
-                                          const mpidht_params_t *p,
+/* Their names in the error detail. */
+static const char *const agreed_name[AGREED_COUNT] = {
+    [AGREED_KEY] = "key_size",       [AGREED_VALUE] = "value_size",
+    [AGREED_PROTOCOL] = "protocol",  [AGREED_WINDOW] = "window",
+    [AGREED_CANDIDATES] = "candidates",
+    [AGREED_HASH] = "hash (the hash function's result for a probe key)",
+    [AGREED_EVICTION] = "eviction",
+};
+
+/* Checks that the settings are equal on every process of t->comm; where
+ * they are not, the error detail names each one that differs, with its
+ * value here. */
+static mpidht_status_t check_params_equal(mpidht_t *t, const mpidht_params_t *p,
                                           mpidht_hash_fn hash, bool valid)
 {
     uint64_t v[2 * AGREED_COUNT] = {0}, any[2 * AGREED_COUNT];
@@ -62,15 +76,28 @@ static mpidht_status_t check_params_equal(MPI_Comm comm,
      * as a disagreement, so it contributes 0 to both halves. */
     for (int i = 0; i < AGREED_COUNT; ++i)
         v[AGREED_COUNT + i] = valid ? ~v[i] : 0;
-    if (MPI_Allreduce(v, any, 2 * AGREED_COUNT, MPI_UINT64_T, MPI_BOR, comm) !=
+    if (MPI_Allreduce(v, any, 2 * AGREED_COUNT, MPI_UINT64_T, MPI_BOR, t->comm) !=
         MPI_SUCCESS)
         return MPIDHT_ERR_MPI;
     if (!valid)
         return local; /* an invalid process reports its own error */
-    for (int i = 0; i < AGREED_COUNT; ++i)
-        if (any[i] != ~any[AGREED_COUNT + i])
-            return MPIDHT_ERR_MISMATCHED_PARAMS;
-    return MPIDHT_OK;
+    char *detail = t->diag->detail;
+    size_t size = sizeof t->diag->detail;
+    int differ = 0;
+    bool key_sizes_differ = any[AGREED_KEY] != ~any[AGREED_COUNT + AGREED_KEY];
+    for (int i = 0; i < AGREED_COUNT; ++i) {
+        /* Probe keys of different sizes hash differently anyway. */
+        if (any[i] == ~any[AGREED_COUNT + i] || (i == AGREED_HASH && key_sizes_differ))
+            continue;
+        size_t used = strlen(detail);
+        snprintf(detail + used, size - used, "%s%s (%" PRIu64 " on this process)",
+                 differ++ ? ", " : "", agreed_name[i], v[i]);
+    }
+    if (!differ)
+        return MPIDHT_OK;
+    size_t used = strlen(detail);
+    snprintf(detail + used, size - used, " %s between processes", differ > 1 ? "differ" : "differs");
+    return MPIDHT_ERR_MISMATCHED_PARAMS;
 }
 
 /* Refuses budgets that, summed over the processes of a node, exceed its
@@ -211,7 +238,7 @@ static mpidht_status_t setup(mpidht_t *t, const mpidht_params_t *given,
         local = st;
     valid = valid && local == MPIDHT_OK;
 
-    st = check_params_equal(t->comm, params,
+    st = check_params_equal(t, params,
                             valid && params->hash ? params->hash : default_hash,
                             valid);
     if (local == MPIDHT_OK)
@@ -222,12 +249,21 @@ static mpidht_status_t setup(mpidht_t *t, const mpidht_params_t *given,
     return build(t, params, node_size == t->comm_size);
 }
 
+/* Hands the error detail to the caller's buffer, if params has one. */
+static void give_detail(const mpidht_params_t *params, const char *detail)
+{
+    if (params && params->struct_size == sizeof *params && params->error_detail &&
+        params->error_detail_size > 0)
+        snprintf(params->error_detail, params->error_detail_size, "%s", detail);
+}
+
 mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
                               mpidht_t **table)
 {
     int initialized = 0, finalized = 0, inter = 0;
     if (table)
         *table = NULL;
+    give_detail(params, "");
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
     if (!initialized || finalized)
@@ -238,29 +274,50 @@ mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
         return MPIDHT_ERR_INVALID_COMM;
 
     /* Built on the stack and copied into the handle, allocated first so
-     * that nothing can fail once the window and its epoch exist. */
-    mpidht_t t = {.comm = MPI_COMM_NULL, .win = MPI_WIN_NULL};
-    if (MPI_Comm_dup(comm, &t.comm) != MPI_SUCCESS)
-        return MPIDHT_ERR_MPI;
+     * that nothing can fail once the window and its epoch exist. A bad
+     * debug setting is reported after the duplication, which every
+     * process must enter. */
+    mpidht_diag_t diag = {.detail = ""};
+    mpidht_status_t setting = mpidht_debug_setting(&diag.check_timeout);
+    if (setting != MPIDHT_OK)
+        snprintf(diag.detail, sizeof diag.detail, MPIDHT_DEBUG_ENV "='%s' on this process",
+                 getenv(MPIDHT_DEBUG_ENV));
+    mpidht_t t = {.comm = MPI_COMM_NULL, .win = MPI_WIN_NULL, .diag = &diag};
+    mpidht_status_t st = mpidht_dup_checked(comm, &diag, &t.comm);
+    if (st != MPIDHT_OK) {
+        give_detail(params, diag.detail);
+        return st;
+    }
     /* Every process duplicated comm; a failure here is the same
      * everywhere, so no process is left waiting in a collective. */
     if (MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN) != MPI_SUCCESS) {
         MPI_Comm_free(&t.comm);
         return MPIDHT_ERR_MPI;
     }
+    st = mpidht_check_entered(t.comm, &diag, MPIDHT_CALL_CREATE);
+    if (st != MPIDHT_OK) {
+        MPI_Comm_free(&t.comm);
+        give_detail(params, diag.detail);
+        return st;
+    }
 
     mpidht_t *handle = table ? malloc(sizeof *handle) : NULL;
-    mpidht_status_t st = setup(&t, params,
-                               !table    ? MPIDHT_ERR_NULL_ARGUMENT
-                               : !handle ? MPIDHT_ERR_NO_MEMORY
-                                         : MPIDHT_OK);
+    mpidht_diag_t *kept = handle ? malloc(sizeof *kept) : NULL;
+    st = setup(&t, params,
+               !table            ? MPIDHT_ERR_NULL_ARGUMENT
+               : !handle || !kept ? MPIDHT_ERR_NO_MEMORY
+                                  : setting);
     if (st != MPIDHT_OK) {
         free(handle);
+        free(kept);
         if (t.ops)
             mpidht_window_free(&t); /* frees whatever part exists */
         release(&t);
+        give_detail(params, diag.detail);
         return st;
     }
+    *kept = diag;
+    t.diag = kept;
     *handle = t;
     *table = handle;
     return MPIDHT_OK;
@@ -271,15 +328,13 @@ mpidht_status_t mpidht_free(mpidht_t **table)
     if (!table)
         return MPIDHT_ERR_NULL_ARGUMENT;
     mpidht_t *t = *table;
-    if (!t)
-        return MPIDHT_ERR_INVALID_HANDLE;
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (finalized)
-        return MPIDHT_ERR_MPI_NOT_INITIALIZED;
-    mpidht_status_t st = t->ops->close(t); /* completes what is pending */
+    mpidht_status_t st = mpidht_enter_collective(t, MPIDHT_CALL_FREE);
+    if (st != MPIDHT_OK)
+        return st;
+    st = t->ops->close(t); /* completes what is pending */
     mpidht_status_t freed = mpidht_window_free(t);
     release(t);
+    free(t->diag);
     free(t);
     *table = NULL;
     return st != MPIDHT_OK ? st : freed;

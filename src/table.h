@@ -16,6 +16,19 @@
 
 struct mpidht_protocol_ops;
 
+/* What a table keeps for diagnosis: the error detail and the state of the
+ * debug mode's check of collective calls (collective_check.c). Reached
+ * through a pointer so that collective calls on a const handle
+ * (mpidht_stats_global) can set it. */
+typedef struct mpidht_diag {
+    /* mpidht_error_detail(): what the last collective call failed on. */
+    char detail[MPIDHT_DETAIL_SIZE];
+    double check_timeout;   /* MPIDHT_DEBUG_COLLECTIVES, seconds; 0 = off */
+    uint64_t check_epoch;   /* checks passed; equal everywhere between calls */
+    uint64_t check_attempt; /* checks begun on this process */
+    uint64_t note[2][3];    /* this process's notes of its last check */
+} mpidht_diag_t;
+
 /* A key's place in the table: the hosting process and its candidates
  * (count of them, distinct; fewer than the table's candidates only on a
  * process hosting fewer buckets). */
@@ -68,16 +81,15 @@ struct mpidht {
 
     mpidht_stats_t stats;
 
-    /* mpidht_error_detail(): what the last dump or restore failed on. */
-    char detail[MPIDHT_DETAIL_SIZE];
+    mpidht_diag_t *diag;
 };
 
-/* Sets t->detail (printf-style; cut to fit). */
-void mpidht_set_detail(mpidht_t *t, const char *format, ...)
+/* Sets the error detail (printf-style; cut to fit). */
+void mpidht_set_detail(const mpidht_t *t, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Sets t->detail to "<what> '<path>': <MPI's message for rc>". */
-void mpidht_set_mpi_detail(mpidht_t *t, int rc, const char *what, const char *path);
+/* Sets the error detail to "<what> '<path>': <MPI's message for rc>". */
+void mpidht_set_mpi_detail(const mpidht_t *t, int rc, const char *what, const char *path);
 
 /* MPIDHT_ERR_INVALID_HANDLE if t is NULL, MPIDHT_ERR_MPI_NOT_INITIALIZED
  * after MPI_Finalize (any MPI call would be erroneous), else MPIDHT_OK. */

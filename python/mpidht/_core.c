@@ -32,6 +32,23 @@ static PyObject *raise_status(mpidht_status_t st)
     return NULL;
 }
 
+/* raise_status, with ": " and the error detail after the library's
+ * message where the detail is not empty. */
+static PyObject *raise_detailed(mpidht_status_t st, const char *detail)
+{
+    if (!detail || !*detail)
+        return raise_status(st);
+    PyObject *text = PyUnicode_DecodeUTF8(detail, (Py_ssize_t)strlen(detail), "replace");
+    PyObject *message = text ? PyUnicode_FromFormat("%s: %U", mpidht_strerror(st), text) : NULL;
+    PyObject *args = message ? Py_BuildValue("(Oi)", message, (int)st) : NULL;
+    if (args)
+        PyErr_SetObject(core_error, args);
+    Py_XDECREF(args);
+    Py_XDECREF(message);
+    Py_XDECREF(text);
+    return NULL;
+}
+
 typedef struct {
     PyObject_HEAD
     mpidht_t *table;
@@ -232,6 +249,9 @@ static int Table_init(TableObject *self, PyObject *args, PyObject *kwargs)
         params.hash = python_hash;
         params.hash_user_data = self;
     }
+    char detail[1024] = "";
+    params.error_detail = detail;
+    params.error_detail_size = sizeof detail;
     mpidht_status_t st;
     mpidht_t *table = NULL;
     Py_BEGIN_ALLOW_THREADS
@@ -241,10 +261,12 @@ static int Table_init(TableObject *self, PyObject *args, PyObject *kwargs)
      * (table.py), so it is erratic: the table, if any, stays usable but
      * unreachable, and the exception is raised. */
     self->table = table;
-    PyObject *result = finish(self, st);
-    if (!result)
+    if (take_hash_error(self) != 0)
         return -1;
-    Py_DECREF(result);
+    if (st != MPIDHT_OK) {
+        raise_detailed(st, detail);
+        return -1;
+    }
     self->key_size = (size_t)key_size;
     self->value_size = (size_t)value_size;
     return 0;
@@ -755,7 +777,7 @@ static PyMethodDef Table_methods[] = {
     {"reset_stats", (PyCFunction)Table_reset_stats, METH_NOARGS, "Zero local counters."},
     {"info", (PyCFunction)Table_info, METH_NOARGS, "info() -> dict"},
     {"error_detail", (PyCFunction)Table_error_detail, METH_NOARGS,
-     "error_detail() -> str: what the last failed dump or restore failed on"},
+     "error_detail() -> str: what the last failed collective call failed on"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -72,6 +72,8 @@ class Status(enum.IntEnum):
     ERR_UPDATE_ACTION = 32
     ERR_KEY_COLUMN = 33
     ERR_KEY_VALUE = 34
+    ERR_COLLECTIVE_CHECK = 35
+    ERR_DEBUG_SETTING = 36
 
 
 class Error(RuntimeError):
@@ -282,6 +284,16 @@ class Table:
     on every process: a table that is garbage-collected while open is not
     freed (freeing is collective) and warns with ResourceWarning.
 
+    A collective call that some process never makes waits for ever. With
+    the environment variable ``MPIDHT_DEBUG_COLLECTIVES`` set to a number
+    of seconds on every process when the table is created, each collective
+    call first checks that every process entered it, and otherwise raises
+    ``Error`` (status ``ERR_COLLECTIVE_CHECK``) within that time on the
+    processes that did, naming the call and the missing processes; the
+    table stays usable. (With a ``hash`` function, creating the table first
+    agrees on it with an mpi4py collective, which this check does not
+    cover.)
+
     Args:
         comm: an intracommunicator (e.g. ``MPI.COMM_WORLD``).
         key_size: bytes per key, 1 .. 65536.
@@ -364,7 +376,7 @@ class Table:
 
     def close(self) -> None:
         """Collective: frees the table. Calling it again does nothing."""
-        with _library_errors():
+        with self._collective_errors():
             self._table.close()
 
     @property
@@ -378,7 +390,16 @@ class Table:
     def __exit__(self, exc_type: Optional[Type[BaseException]],
                  exc: Optional[BaseException],
                  traceback: Optional[TracebackType]) -> None:
-        self.close()
+        """Closes the table. Where the block raised, its exception goes on,
+        with a note if closing failed too (as in the debug mode, when the
+        other processes did not leave the block)."""
+        if exc is None:
+            self.close()
+            return
+        try:
+            self.close()
+        except Error as e:
+            exc.add_note(f"and closing the table failed: {e}")
 
     # -- single keys ------------------------------------------------------
 
@@ -507,7 +528,7 @@ class Table:
     def clear(self) -> None:
         """Collective: empties the table on every process; the statistics
         stay. No operation may be in flight anywhere."""
-        with _library_errors():
+        with self._collective_errors():
             self._table.clear()
 
     # -- local entries, dump and restore ------------------------------------
@@ -552,7 +573,7 @@ class Table:
         the same on every process. A failure's message ends with what it
         failed on: the file and the system's reason.
         """
-        with self._file_errors():
+        with self._collective_errors():
             self._table.dump(path)
 
     def restore(self, path: Union[str, os.PathLike[str]]) -> RestoreReport:
@@ -565,13 +586,14 @@ class Table:
         ``ERR_FILE_CORRUPT``, the same on every process) and leaves the table
         as it was. Entries not in the file stay.
         """
-        with self._file_errors():
+        with self._collective_errors():
             return RestoreReport(*self._table.restore(path))
 
     @contextlib.contextmanager
-    def _file_errors(self) -> Iterator[None]:
-        """As _library_errors, the message followed by what the file
-        operation failed on (the path and the system's reason)."""
+    def _collective_errors(self) -> Iterator[None]:
+        """As _library_errors, the message followed by what the collective
+        call failed on (``mpidht_error_detail``): the file and the system's
+        reason, the processes that did not enter the call, ..."""
         try:
             with _library_errors():
                 yield
@@ -593,7 +615,7 @@ class Table:
 
     def global_stats(self) -> dict[str, int]:
         """Collective: the counters summed over the communicator."""
-        with _library_errors():
+        with self._collective_errors():
             return dict(self._table.stats(True))
 
     def reset_stats(self) -> None:

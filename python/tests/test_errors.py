@@ -54,6 +54,10 @@ def test_fault_on_one_rank_reaches_all(comm: MPI.Intracomm) -> None:
         with pytest.raises(mpidht.Error) as e:
             mpidht.Table(comm, 8, 8 + rank, 4096)
         assert e.value.status == mpidht.Status.ERR_MISMATCHED_PARAMS
+        # The message names the one parameter that differs.
+        assert str(e.value) == (f"{mpidht.strerror(mpidht.Status.ERR_MISMATCHED_PARAMS)}: "
+                                f"value_size ({8 + rank} on this process) differs between "
+                                "processes")
 
 
 def test_null_communicator() -> None:

@@ -31,6 +31,22 @@ static void expect_create(const mpidht_params_t *p, mpidht_status_t status, int 
 }
 #define EXPECT_CREATE(p, status) expect_create(p, status, __LINE__)
 
+/* A parameter that differs between processes fails create everywhere, and
+ * the error detail names that parameter, and no other, with its value on
+ * this process. */
+static void expect_mismatch(mpidht_params_t p, const char *name, uint64_t here)
+{
+    char detail[256] = "not written", expected[128];
+    p.error_detail = detail;
+    p.error_detail_size = sizeof detail;
+    EXPECT_CREATE(&p, MPIDHT_ERR_MISMATCHED_PARAMS);
+    snprintf(expected, sizeof expected, "%s (%" PRIu64 " on this process) differs between "
+             "processes", name, here);
+    TEST_CONTEXT("detail '%s'", detail);
+    CHECK(strcmp(detail, expected) == 0);
+    TEST_CONTEXT("%s", "");
+}
+
 static const mpidht_status_t all_statuses[] = {
 #define STATUS_(name, number, message) name,
     MPIDHT_STATUS_LIST(STATUS_)
@@ -131,20 +147,47 @@ static void bad_create_arguments(void)
     if (size > 1) {
         p = good;
         p.key_size = 16 + (size_t)(rank % 2);
-        EXPECT_CREATE(&p, MPIDHT_ERR_MISMATCHED_PARAMS);
+        expect_mismatch(p, "key_size", p.key_size);
         p = good;
         p.value_size = 16 + (size_t)(rank % 2);
-        EXPECT_CREATE(&p, MPIDHT_ERR_MISMATCHED_PARAMS);
+        expect_mismatch(p, "value_size", p.value_size);
         p = good;
         p.protocol = rank % 2 ? MPIDHT_PROTOCOL_FINE : MPIDHT_PROTOCOL_COARSE;
-        EXPECT_CREATE(&p, MPIDHT_ERR_MISMATCHED_PARAMS);
+        expect_mismatch(p, "protocol", (uint64_t)p.protocol);
         p = good;
         p.candidates = rank % 2 ? 3 : 4;
-        EXPECT_CREATE(&p, MPIDHT_ERR_MISMATCHED_PARAMS);
+        expect_mismatch(p, "candidates", p.candidates);
         p = good;
         p.hash = rank_dependent_hash;
         p.hash_user_data = (void *)(uintptr_t)(rank % 2);
-        EXPECT_CREATE(&p, MPIDHT_ERR_MISMATCHED_PARAMS);
+        expect_mismatch(p, "hash (the hash function's result for a probe key)",
+                        (uint64_t)(rank % 2));
+        p = good;
+        p.eviction = rank % 2 ? MPIDHT_EVICT_LAST : MPIDHT_EVICT_RECENCY;
+        expect_mismatch(p, "eviction", (uint64_t)p.eviction);
+        {
+            /* Two at once are both named; a short buffer gets a cut,
+             * terminated string; a later success empties the detail. */
+            char detail[256], cut[12];
+            p = good;
+            p.key_size = 16 + (size_t)(rank % 2);
+            p.window = rank % 2 ? MPIDHT_WINDOW_ALLOCATE : MPIDHT_WINDOW_AUTO;
+            p.error_detail = detail;
+            p.error_detail_size = sizeof detail;
+            EXPECT_CREATE(&p, MPIDHT_ERR_MISMATCHED_PARAMS);
+            CHECK(strstr(detail, "key_size (") == detail && strstr(detail, ", window (") &&
+                  strstr(detail, ") differ between processes"));
+            p.error_detail = cut;
+            p.error_detail_size = sizeof cut;
+            EXPECT_CREATE(&p, MPIDHT_ERR_MISMATCHED_PARAMS);
+            CHECK(strlen(cut) == sizeof cut - 1 && strncmp(cut, detail, sizeof cut - 1) == 0);
+            p = good;
+            p.error_detail = detail;
+            p.error_detail_size = sizeof detail;
+            CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+            CHECK(detail[0] == '\0');
+            CHECK_OK(mpidht_free(&table));
+        }
 
         MPI_Comm half, inter;
         MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);

@@ -1,0 +1,331 @@
+/*
+ * The debug mode's check that every process entered the same collective
+ * call, made before the call's own collective operations.
+ *
+ * Each process sends every other a note (epoch, attempt, call, phase) on
+ * the table's private communicator and reads the others' notes with
+ * MPI_Iprobe until it is done or its deadline passes. Phase 1 says "I am
+ * in <call>"; once a process has heard every other in the same call it
+ * sends phase 2, "I heard everyone", and it goes on once every other sent
+ * phase 2 for the note it last heard from it. A process that gives up
+ * sends nothing more, so the others give up too instead of entering the
+ * call without it (only a note delayed by about the whole timeout can
+ * still let one process go on alone).
+ *
+ * epoch counts the checks passed; it is equal on every process between
+ * calls, and notes of earlier epochs are stale. A failed check does not
+ * advance it and has done nothing else, so the table stays usable; its
+ * notes may still arrive later, and attempt (the checks this process began)
+ * lets a later check's phase 2 be told from a failed one's.
+ */
+#include "collective_check.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const call_names[MPIDHT_CALL_COUNT] = {
+    [MPIDHT_CALL_CREATE] = "mpidht_create",
+    [MPIDHT_CALL_FREE] = "mpidht_free",
+    [MPIDHT_CALL_CLEAR] = "mpidht_clear",
+    [MPIDHT_CALL_DUMP] = "mpidht_dump",
+    [MPIDHT_CALL_RESTORE] = "mpidht_restore",
+    [MPIDHT_CALL_STATS_GLOBAL] = "mpidht_stats_global",
+};
+
+/* The notes' tag; the private communicator carries no other messages. */
+enum { NOTE_TAG = 7411, PHASE_ENTERED = 1, PHASE_CONFIRMED = 2 };
+enum { NOTE_EPOCH, NOTE_ATTEMPT, NOTE_CALL_PHASE, NOTE_WORDS };
+
+mpidht_status_t mpidht_debug_setting(double *seconds)
+{
+    *seconds = 0;
+    const char *text = getenv(MPIDHT_DEBUG_ENV);
+    if (!text || !*text)
+        return MPIDHT_OK;
+    char *end = NULL;
+    errno = 0;
+    double value = strtod(text, &end);
+    while (end && (*end == ' ' || *end == '\t' || *end == '\n'))
+        ++end;
+    if (end == text || *end || errno == ERANGE || !isfinite(value) || value < 0)
+        return MPIDHT_ERR_DEBUG_SETTING;
+    *seconds = value;
+    return MPIDHT_OK;
+}
+
+static void pause_briefly(void)
+{
+    struct timespec pause = {.tv_sec = 0, .tv_nsec = 100000};
+    nanosleep(&pause, NULL);
+}
+
+mpidht_status_t mpidht_dup_checked(MPI_Comm comm, mpidht_diag_t *d, MPI_Comm *dup)
+{
+    if (d->check_timeout <= 0)
+        return MPI_Comm_dup(comm, dup) == MPI_SUCCESS ? MPIDHT_OK : MPIDHT_ERR_MPI;
+    /* MPI writes the new handle when the duplication completes, which,
+     * after a timeout, may be any later MPI call: into memory that is
+     * never freed. */
+    MPI_Comm *slot = malloc(sizeof *slot);
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (!slot)
+        return MPIDHT_ERR_NO_MEMORY;
+    if (MPI_Comm_idup(comm, slot, &request) != MPI_SUCCESS) {
+        free(slot);
+        return MPIDHT_ERR_MPI;
+    }
+    double deadline = MPI_Wtime() + d->check_timeout;
+    for (;;) {
+        int done = 0;
+        if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return MPIDHT_ERR_MPI; /* slot left to MPI */
+        if (done) {
+            *dup = *slot;
+            free(slot);
+            return MPIDHT_OK;
+        }
+        if (MPI_Wtime() > deadline)
+            break;
+        pause_briefly();
+    }
+    int rank = 0, size = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    snprintf(d->detail, sizeof d->detail,
+             "%s: after %g s, not all %d processes of the communicator had entered it "
+             "(which ones had not cannot be told before the communicator is duplicated; "
+             "this is process %d; " MPIDHT_DEBUG_ENV "=%g)",
+             call_names[MPIDHT_CALL_CREATE], d->check_timeout, size, rank, d->check_timeout);
+    return MPIDHT_ERR_COLLECTIVE_CHECK;
+}
+
+/* What this process last heard from another in the current epoch. */
+typedef struct peer {
+    uint64_t attempt;
+    int call;       /* -1: nothing heard */
+    bool confirmed; /* phase 2 heard for that attempt */
+    bool ahead;     /* already passed this epoch */
+} peer_t;
+
+static void hear(peer_t *p, const uint64_t note[NOTE_WORDS], uint64_t epoch)
+{
+    int call = (int)(note[NOTE_CALL_PHASE] & 0xffffffffu);
+    unsigned phase = (unsigned)(note[NOTE_CALL_PHASE] >> 32);
+    if (note[NOTE_EPOCH] > epoch) {
+        p->ahead = true;
+    } else if (note[NOTE_EPOCH] == epoch && phase == PHASE_ENTERED) {
+        p->attempt = note[NOTE_ATTEMPT];
+        p->call = call;
+        p->confirmed = false;
+    } else if (note[NOTE_EPOCH] == epoch && phase == PHASE_CONFIRMED &&
+               note[NOTE_ATTEMPT] == p->attempt && call == p->call) {
+        p->confirmed = true;
+    }
+}
+
+/* Receives every note that has arrived. */
+static mpidht_status_t hear_all(MPI_Comm comm, peer_t *peers, uint64_t epoch)
+{
+    for (;;) {
+        int arrived = 0;
+        MPI_Status status;
+        if (MPI_Iprobe(MPI_ANY_SOURCE, NOTE_TAG, comm, &arrived, &status) != MPI_SUCCESS)
+            return MPIDHT_ERR_MPI;
+        if (!arrived)
+            return MPIDHT_OK;
+        uint64_t note[NOTE_WORDS];
+        if (MPI_Recv(note, NOTE_WORDS, MPI_UINT64_T, status.MPI_SOURCE, NOTE_TAG, comm,
+                     MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return MPIDHT_ERR_MPI;
+        hear(&peers[status.MPI_SOURCE], note, epoch);
+    }
+}
+
+/* Sends note to every other process; the requests go to requests. */
+static mpidht_status_t tell_all(MPI_Comm comm, int rank, int size,
+                                const uint64_t note[NOTE_WORDS], MPI_Request *requests)
+{
+    for (int r = 0; r < size; ++r) {
+        requests[r] = MPI_REQUEST_NULL;
+        if (r != rank && MPI_Isend(note, NOTE_WORDS, MPI_UINT64_T, r, NOTE_TAG, comm,
+                                   &requests[r]) != MPI_SUCCESS)
+            return MPIDHT_ERR_MPI;
+    }
+    return MPIDHT_OK;
+}
+
+/* Whether every other process is in call (and, if confirmed, said so). */
+static bool all_in(const peer_t *peers, int rank, int size, int call, bool confirmed)
+{
+    for (int r = 0; r < size; ++r)
+        if (r != rank && !peers[r].ahead &&
+            (peers[r].call != call || (confirmed && !peers[r].confirmed)))
+            return false;
+    return true;
+}
+
+/* Appends printf-style text to the string out of size bytes (cut to fit). */
+static void append(char *out, size_t size, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+static void append(char *out, size_t size, const char *format, ...)
+{
+    size_t used = strlen(out);
+    va_list args;
+    va_start(args, format);
+    vsnprintf(out + used, size - used, format, args);
+    va_end(args);
+}
+
+/* Writes to list the other processes p with pick(p, call), runs of three
+ * or more as "a-b"; returns how many there are. */
+static int list_ranks(char *list, size_t size, const peer_t *peers, int rank, int n,
+                      bool (*pick)(const peer_t *, int), int call)
+{
+    int count = 0;
+    list[0] = '\0';
+    for (int r = 0; r < n; ++r) {
+        if (r == rank || !pick(&peers[r], call))
+            continue;
+        int last = r;
+        while (last + 1 < n && last + 1 != rank && pick(&peers[last + 1], call))
+            ++last;
+        const char *sep = count ? ", " : "";
+        if (last - r >= 2)
+            append(list, size, "%s%d-%d", sep, r, last);
+        else if (last > r)
+            append(list, size, "%s%d, %d", sep, r, last);
+        else
+            append(list, size, "%s%d", sep, r);
+        count += last - r + 1;
+        r = last;
+    }
+    return count;
+}
+
+static bool not_entered(const peer_t *p, int call)
+{
+    (void)call;
+    return !p->ahead && p->call < 0;
+}
+
+static bool in_call(const peer_t *p, int call)
+{
+    return !p->ahead && p->call == call;
+}
+
+static bool unconfirmed(const peer_t *p, int call)
+{
+    return in_call(p, call) && !p->confirmed;
+}
+
+/* The detail of a failed check: who had not entered call, who entered
+ * which other call, and, in phase 2, who entered but gave up. */
+static void describe(mpidht_diag_t *d, const peer_t *peers, int rank, int size, int call,
+                     int phase)
+{
+    char *out = d->detail, list[MPIDHT_DETAIL_SIZE];
+    size_t cap = sizeof d->detail;
+    snprintf(out, cap, "%s: after %g s", call_names[call], d->check_timeout);
+    int n = list_ranks(list, sizeof list, peers, rank, size, not_entered, call);
+    if (n)
+        append(out, cap, ", process%s %s of %d had not entered it", n > 1 ? "es" : "", list,
+               size);
+    for (int other = 0; other < MPIDHT_CALL_COUNT; ++other) {
+        n = other == call ? 0 : list_ranks(list, sizeof list, peers, rank, size, in_call, other);
+        if (n)
+            append(out, cap, ", process%s %s had entered %s instead", n > 1 ? "es" : "", list,
+                   call_names[other]);
+    }
+    n = phase == PHASE_CONFIRMED
+            ? list_ranks(list, sizeof list, peers, rank, size, unconfirmed, call)
+            : 0;
+    if (n)
+        append(out, cap, ", process%s %s had entered it but gave up waiting for the others",
+               n > 1 ? "es" : "", list);
+    append(out, cap, " (this is process %d; " MPIDHT_DEBUG_ENV "=%g; a process where it is "
+           "unset or 0 takes no part in the check)", rank, d->check_timeout);
+}
+
+mpidht_status_t mpidht_check_entered(MPI_Comm comm, mpidht_diag_t *d, mpidht_call_t call)
+{
+    int rank = 0, size = 1;
+    if (d->check_timeout <= 0)
+        return MPIDHT_OK;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    if (size == 1) {
+        ++d->check_epoch;
+        return MPIDHT_OK;
+    }
+    peer_t *peers = malloc((size_t)size * sizeof *peers);
+    MPI_Request *sent = malloc(2 * (size_t)size * sizeof *sent);
+    if (!peers || !sent) {
+        free(peers);
+        free(sent);
+        return MPIDHT_ERR_NO_MEMORY;
+    }
+    for (int r = 0; r < size; ++r)
+        peers[r] = (peer_t){.call = -1};
+    for (int r = 0; r < 2 * size; ++r)
+        sent[r] = MPI_REQUEST_NULL;
+    uint64_t epoch = d->check_epoch, attempt = ++d->check_attempt;
+    for (int phase = PHASE_ENTERED; phase <= PHASE_CONFIRMED; ++phase) {
+        uint64_t *note = d->note[phase - 1];
+        note[NOTE_EPOCH] = epoch;
+        note[NOTE_ATTEMPT] = attempt;
+        note[NOTE_CALL_PHASE] = (uint64_t)call | (uint64_t)phase << 32;
+    }
+
+    double deadline = MPI_Wtime() + d->check_timeout;
+    int phase = PHASE_ENTERED;
+    mpidht_status_t st = tell_all(comm, rank, size, d->note[0], sent);
+    while (st == MPIDHT_OK) {
+        st = hear_all(comm, peers, epoch);
+        if (st != MPIDHT_OK)
+            break;
+        if (phase == PHASE_ENTERED && all_in(peers, rank, size, (int)call, false)) {
+            phase = PHASE_CONFIRMED;
+            st = tell_all(comm, rank, size, d->note[1], sent + size);
+            continue;
+        }
+        if (phase == PHASE_CONFIRMED && all_in(peers, rank, size, (int)call, true))
+            break;
+        if (MPI_Wtime() > deadline) {
+            describe(d, peers, rank, size, (int)call, phase);
+            st = MPIDHT_ERR_COLLECTIVE_CHECK;
+            break;
+        }
+        pause_briefly();
+    }
+    if (st == MPIDHT_OK) {
+        /* Every other process received both notes (or passed the epoch on
+         * an earlier attempt's and will discard these as stale): the sends
+         * complete. */
+        ++d->check_epoch;
+        st = MPI_Waitall(2 * size, sent, MPI_STATUSES_IGNORE) == MPI_SUCCESS ? MPIDHT_OK
+                                                                            : MPIDHT_ERR_MPI;
+    } else {
+        /* Notes of 24 bytes are sent eagerly by every MPI library in use;
+         * MPI delivers them after the requests are freed. */
+        for (int r = 0; r < 2 * size; ++r)
+            if (sent[r] != MPI_REQUEST_NULL)
+                MPI_Request_free(&sent[r]);
+    }
+    free(peers);
+    free(sent);
+    return st;
+}
+
+mpidht_status_t mpidht_enter_collective(const mpidht_t *t, mpidht_call_t call)
+{
+    mpidht_status_t st = mpidht_check_table(t);
+    if (st != MPIDHT_OK)
+        return st;
+    t->diag->detail[0] = '\0';
+    return mpidht_check_entered(t->comm, t->diag, call);
+}

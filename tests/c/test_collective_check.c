@@ -1,0 +1,230 @@
+/*
+ * The debug mode (MPIDHT_DEBUG_COLLECTIVES): a collective call that not
+ * every process enters fails within the set time on each process that did
+ * enter it, instead of hanging, and the error detail names the call and
+ * the processes that were missing or in another call; the table stays
+ * usable afterwards. The one-rank call under every protocol; a bad
+ * setting is refused on every process; calls every process enters work.
+ */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+
+#include "test_util.h"
+
+#define TIMEOUT "1"
+
+static int rank, size;
+
+static bool has(const char *text, const char *part)
+{
+    return strstr(text, part) != NULL;
+}
+
+/* The ranks other than 0 as the detail lists them: "process 1",
+ * "processes 1, 2", "processes 1-3". */
+static const char *others(void)
+{
+    static char list[32];
+    if (size == 2)
+        snprintf(list, sizeof list, "process 1");
+    else if (size == 3)
+        snprintf(list, sizeof list, "processes 1, 2");
+    else
+        snprintf(list, sizeof list, "processes 1-%d", size - 1);
+    return list;
+}
+
+/* Checks the detail of a failed check on this process. */
+static void expect_detail(const mpidht_t *table, const char *call, const char *part)
+{
+    const char *detail = mpidht_error_detail(table);
+    char head[96];
+    snprintf(head, sizeof head, "%s: after 1 s, ", call);
+    TEST_CONTEXT("detail '%s'", detail);
+    CHECK(strncmp(detail, head, strlen(head)) == 0);
+    CHECK(has(detail, part));
+    CHECK(has(detail, "MPIDHT_DEBUG_COLLECTIVES=1"));
+    TEST_CONTEXT("%s", "");
+}
+
+/* Every process calls stats_global; all succeed, the detail is empty. */
+static void all_stats(mpidht_t *table)
+{
+    mpidht_stats_t stats = MPIDHT_STATS_INIT;
+    CHECK_OK(mpidht_stats_global(table, &stats));
+    CHECK(mpidht_error_detail(table)[0] == '\0');
+}
+
+/* With the mode on, every collective call that all processes enter works. */
+static void all_calls(mpidht_protocol_t protocol)
+{
+    mpidht_params_t p = test_params(protocol, 8, 8, 4096);
+    mpidht_t *table = NULL;
+    char path[64];
+    snprintf(path, sizeof path, "collective_check_%s_%d.mpidht", mpidht_protocol_name(protocol),
+             size);
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+    uint64_t key = (uint64_t)rank, value = 10 + (uint64_t)rank;
+    CHECK_OK(mpidht_write(table, &key, &value, NULL));
+    MPI_Barrier(MPI_COMM_WORLD);
+    all_stats(table);
+    CHECK_OK(mpidht_dump(table, path));
+    CHECK_OK(mpidht_clear(table));
+    CHECK_STATUS(mpidht_read(table, &key, &value), MPIDHT_NOT_FOUND);
+    CHECK_OK(mpidht_restore(table, path, NULL));
+    for (uint64_t r = 0; r < (uint64_t)size; ++r) {
+        CHECK_OK(mpidht_read(table, &r, &value));
+        CHECK(value == 10 + r);
+    }
+    CHECK_OK(mpidht_free(&table));
+    if (rank == 0)
+        remove(path);
+}
+
+/* Rank 0 alone calls a collective: it fails there naming the others. */
+static void one_rank_stats(mpidht_protocol_t protocol)
+{
+    mpidht_params_t p = test_params(protocol, 8, 8, 4096);
+    mpidht_t *table = NULL;
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+    uint64_t key = 1, value = 2;
+    CHECK_OK(mpidht_write(table, &key, &value, NULL));
+    all_stats(table);
+    if (rank == 0) {
+        mpidht_stats_t stats = MPIDHT_STATS_INIT;
+        CHECK_STATUS(mpidht_stats_global(table, &stats), MPIDHT_ERR_COLLECTIVE_CHECK);
+        char part[64];
+        snprintf(part, sizeof part, "%s of %d had not entered it", others(), size);
+        expect_detail(table, "mpidht_stats_global", part);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* Nothing was left half done: every call works again. */
+    all_stats(table);
+    CHECK_OK(mpidht_read(table, &key, &value));
+    CHECK(value == 2);
+    CHECK_OK(mpidht_free(&table));
+}
+
+/* Processes in different calls, a NULL handle, and dump, restore and free
+ * on one process: each fails where it was entered, and the table goes on. */
+static void mismatches(void)
+{
+    mpidht_params_t p = test_params(MPIDHT_PROTOCOL_LOCKFREE, 8, 8, 4096);
+    mpidht_t *table = NULL;
+    mpidht_stats_t stats = MPIDHT_STATS_INIT;
+    char part[96];
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+
+    if (rank == 0) {
+        CHECK_STATUS(mpidht_clear(table), MPIDHT_ERR_COLLECTIVE_CHECK);
+        snprintf(part, sizeof part, "%s had entered mpidht_stats_global instead", others());
+        expect_detail(table, "mpidht_clear", part);
+    } else {
+        CHECK_STATUS(mpidht_stats_global(table, &stats), MPIDHT_ERR_COLLECTIVE_CHECK);
+        expect_detail(table, "mpidht_stats_global", "process 0 had entered mpidht_clear instead");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    all_stats(table);
+
+    /* The case a freed handle on one process used to hang the others. */
+    mpidht_t *mine = rank == 1 ? NULL : table;
+    CHECK_STATUS(mpidht_stats_global(mine, &stats),
+                 rank == 1 ? MPIDHT_ERR_INVALID_HANDLE : MPIDHT_ERR_COLLECTIVE_CHECK);
+    if (rank != 1) {
+        snprintf(part, sizeof part, "process 1 of %d had not entered it", size);
+        expect_detail(table, "mpidht_stats_global", part);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    if (rank == 0) {
+        snprintf(part, sizeof part, "%s of %d had not entered it", others(), size);
+        CHECK_STATUS(mpidht_dump(table, "never-written.mpidht"), MPIDHT_ERR_COLLECTIVE_CHECK);
+        expect_detail(table, "mpidht_dump", part);
+        CHECK(fopen("never-written.mpidht", "rb") == NULL);
+        CHECK_STATUS(mpidht_restore(table, "never-written.mpidht", NULL),
+                     MPIDHT_ERR_COLLECTIVE_CHECK);
+        expect_detail(table, "mpidht_restore", part);
+        CHECK_STATUS(mpidht_free(&table), MPIDHT_ERR_COLLECTIVE_CHECK);
+        CHECK(table != NULL); /* not freed */
+        expect_detail(table, "mpidht_free", part);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    all_stats(table);
+    CHECK_OK(mpidht_free(&table));
+    CHECK(table == NULL);
+}
+
+/* Create entered by rank 0 alone, then by the others alone: each side
+ * fails with a detail in the caller's buffer (create cannot tell which
+ * processes are missing before the communicator is duplicated; the
+ * others, who duplicate it with rank 0's abandoned attempt, can). */
+static void lone_create(void)
+{
+    mpidht_params_t p = test_params(MPIDHT_PROTOCOL_FINE, 8, 8, 4096);
+    char detail[512] = "not written", part[64];
+    p.error_detail = detail;
+    p.error_detail_size = sizeof detail;
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    mpidht_t *table = NULL;
+    if (rank == 0) {
+        CHECK_STATUS(mpidht_create(comm, &p, &table), MPIDHT_ERR_COLLECTIVE_CHECK);
+        snprintf(part, sizeof part, "not all %d processes of the communicator", size);
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK_STATUS(mpidht_create(comm, &p, &table), MPIDHT_ERR_COLLECTIVE_CHECK);
+        snprintf(part, sizeof part, "process 0 of %d had not entered it", size);
+    }
+    TEST_CONTEXT("detail '%s'", detail);
+    CHECK(table == NULL);
+    CHECK(strncmp(detail, "mpidht_create: after 1 s, ", 26) == 0 && has(detail, part));
+    TEST_CONTEXT("%s", "");
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* comm stays out of step (rank 0 duplicated it, the others did not
+     * use the duplicate): it is not used again. */
+}
+
+/* Settings that are not a number of seconds are refused everywhere;
+ * empty and 0 turn the mode off. */
+static void settings(void)
+{
+    mpidht_params_t p = test_params(MPIDHT_PROTOCOL_LOCKFREE, 8, 8, 4096);
+    char detail[128];
+    p.error_detail = detail;
+    p.error_detail_size = sizeof detail;
+    mpidht_t *table = NULL;
+    static const char *const bad[] = {"soon", "-1", "nan", "inf", "1e999", "2s", "1 2"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+        setenv("MPIDHT_DEBUG_COLLECTIVES", bad[i], 1);
+        CHECK_STATUS(mpidht_create(MPI_COMM_WORLD, &p, &table), MPIDHT_ERR_DEBUG_SETTING);
+        CHECK(table == NULL && has(detail, bad[i]));
+    }
+    static const char *const off[] = {"", "0", "0.0", " 0 "};
+    for (size_t i = 0; i < sizeof off / sizeof *off; ++i) {
+        setenv("MPIDHT_DEBUG_COLLECTIVES", off[i], 1);
+        CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+        all_stats(table);
+        CHECK_OK(mpidht_free(&table));
+    }
+    setenv("MPIDHT_DEBUG_COLLECTIVES", TIMEOUT, 1);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    settings();
+    for (int i = 0; i < TEST_PROTOCOL_COUNT; ++i) {
+        TEST_CONTEXT("protocol %s", mpidht_protocol_name(test_protocols[i]));
+        all_calls(test_protocols[i]);
+        if (size > 1)
+            one_rank_stats(test_protocols[i]);
+    }
+    if (size > 1) {
+        mismatches();
+        lone_create();
+    }
+    MPI_Finalize();
+    return 0;
+}
