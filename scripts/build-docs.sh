@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds the HTML documentation, offline:
+#
+#   build-docs.sh PYTHON OUT
+#
+# PYTHON is the interpreter of a virtual environment with mpidht installed
+# (the Python API reference is read from the installed package's
+# docstrings, so it must be this checkout's: scripts/common.sh's
+# python_env); Sphinx and MyST, the `docs` extra of pyproject.toml, are
+# installed into it if missing. Writes OUT/html (open OUT/html/index.html)
+# and Sphinx's cache, OUT/doctrees; nothing in the source tree.
+#
+# Sphinx runs strict: warnings are errors (-W) and every cross-reference
+# must resolve (-n), so a broken reference, a missing page or anchor, or a
+# header declaration the C API reference cannot read fails the build.
+# Exits non-zero if it fails; the last line sums up.
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+if (($# != 2)); then
+  echo "usage: build-docs.sh PYTHON OUT" >&2
+  exit 2
+fi
+python=$1 out=$2
+start=$SECONDS
+mkdir -p "$out"
+
+if ! "$python" -c "import sphinx, myst_parser" 2> /dev/null; then
+  mapfile -t deps < <("$python" -c 'import sys, tomllib
+with open(sys.argv[1], "rb") as f:
+    print("\n".join(tomllib.load(f)["project"]["optional-dependencies"]["docs"]))' \
+    "$repo/pyproject.toml")
+  "$python" -m pip install -q --disable-pip-version-check "${deps[@]}"
+fi
+
+# Every page read afresh (no cache: a warning is only given when a page is
+# read). Importing mpi4py, for the Python API reference, starts MPI as a
+# singleton.
+rm -rf "$out/html" "$out/doctrees"
+"$python" -m sphinx -W --keep-going -n -q -b html -d "$out/doctrees" "$repo/docs" "$out/html"
+pages=$(find "$repo/docs" -name "*.md" -o -name "*.rst" | wc -l)
+
+echo "docs: $pages pages in $out/html ($((SECONDS - start)) s)"
