@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the HTML documentation, offline:
+# Builds the HTML documentation and checks its links, offline:
 #
 #   build-docs.sh PYTHON OUT
 #
@@ -10,10 +10,12 @@
 # installed into it if missing. Writes OUT/html (open OUT/html/index.html)
 # and Sphinx's cache, OUT/doctrees; nothing in the source tree.
 #
-# Sphinx runs strict: warnings are errors (-W) and every cross-reference
-# must resolve (-n), so a broken reference, a missing page or anchor, or a
-# header declaration the C API reference cannot read fails the build.
-# Exits non-zero if it fails; the last line sums up.
+# 1. Sphinx, strict: warnings are errors (-W) and every cross-reference
+#    must resolve (-n), so a broken reference, a missing page or anchor, or
+#    a header declaration the C API reference cannot read fails the build.
+# 2. scripts/check-links.py: every link of README.md and docs/ names a file
+#    (and anchor) of the repository, or is an https:// URL (not fetched).
+# Exits non-zero at the first that fails; the last line sums up.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
@@ -40,4 +42,7 @@ rm -rf "$out/html" "$out/doctrees"
 "$python" -m sphinx -W --keep-going -n -q -b html -d "$out/doctrees" "$repo/docs" "$out/html"
 pages=$(find "$repo/docs" -name "*.md" -o -name "*.rst" | wc -l)
 
-echo "docs: $pages pages in $out/html ($((SECONDS - start)) s)"
+links=$("$python" "$repo/scripts/check-links.py") || { echo "$links"; exit 1; }
+echo "$links"
+
+echo "docs: $pages pages in $out/html, links checked ($((SECONDS - start)) s)"
