@@ -48,7 +48,8 @@ def repository_files() -> set[str]:
              "--exclude-standard"], capture_output=True, check=True).stdout
         return {name for name in out.decode().split("\0") if name}
     except (OSError, subprocess.CalledProcessError):
-        skip = re.compile(r"(^|/)(build[^/]*|__pycache__|\.git)(/|$)")
+        # The folders .gitignore names.
+        skip = re.compile(r"(^|/)(build[^/]*|__pycache__|\.git|[^/]*\.egg-info|\.venv)/|^out/")
         return {str(p.relative_to(ROOT)) for p in ROOT.rglob("*")
                 if p.is_file() and not skip.search(str(p.relative_to(ROOT)))}
 
