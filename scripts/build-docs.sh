@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the HTML documentation and checks its links, offline:
+# Builds the HTML documentation and checks it, offline:
 #
 #   build-docs.sh PYTHON OUT
 #
@@ -15,6 +15,8 @@
 #    a header declaration the C API reference cannot read fails the build.
 # 2. scripts/check-links.py: every link of README.md and docs/ names a file
 #    (and anchor) of the repository, or is an https:// URL (not fetched).
+# 3. The README's C example compiles against include/ (mpicc.openmpi,
+#    -Wall -Wextra -Werror) and its Python example runs on 2 processes.
 # Exits non-zero at the first that fails; the last line sums up.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -45,4 +47,28 @@ pages=$(find "$repo/docs" -name "*.md" -o -name "*.rst" | wc -l)
 links=$("$python" "$repo/scripts/check-links.py") || { echo "$links"; exit 1; }
 echo "$links"
 
-echo "docs: $pages pages in $out/html, links checked ($((SECONDS - start)) s)"
+# readme_block LANG: the first ```LANG block of README.md.
+readme_block() {
+  awk -v fence="\`\`\`$1" '$0 == fence { on = 1; next } on && $0 == "```" { exit } on' \
+    "$repo/README.md"
+}
+c=$(readme_block c)
+python_example=$(readme_block python)
+[[ -n $c && -n $python_example ]] || { echo "README.md: no C or no Python example"; exit 1; }
+{
+  grep '^#include' <<< "$c"
+  echo 'int main(int argc, char **argv) {'
+  echo 'MPI_Init(&argc, &argv);'
+  grep -v '^#include' <<< "$c"
+  echo 'MPI_Finalize();'
+  echo 'return 0; }'
+} > "$out/readme-example.c"
+mpicc.openmpi -std=c11 -Wall -Wextra -Werror -fsyntax-only -I"$repo/include" \
+  "$out/readme-example.c" || { echo "README.md: the C example does not compile"; exit 1; }
+printf '%s\n' "$python_example" > "$out/readme-example.py"
+timeout 300 mpiexec.openmpi -n 2 "$python" "$out/readme-example.py" \
+  > "$out/readme-example.log" 2>&1 ||
+  { cat "$out/readme-example.log"; echo "README.md: the Python example fails"; exit 1; }
+
+echo "docs: $pages pages in $out/html, links checked, the README's examples compile" \
+     "and run ($((SECONDS - start)) s)"

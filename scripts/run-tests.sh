@@ -98,7 +98,8 @@ typecheck() {
 
 # The HTML documentation into build/docs/html (scripts/build-docs.sh:
 # Sphinx and MyST, strict, installed into the python-openmpi suite's venv
-# like mypy) and every link of README.md and docs/ checked offline.
+# like mypy), every link of README.md and docs/ checked offline, and the
+# README's C and Python examples compiled and run.
 build_docs() {
   bash "$repo/scripts/build-docs.sh" "$build_root/python-openmpi-venv/bin/python" "$build_root/docs"
 }
