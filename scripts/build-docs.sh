@@ -38,10 +38,10 @@ with open(sys.argv[1], "rb") as f:
 fi
 
 # Every page read afresh (no cache: a warning is only given when a page is
-# read). Importing mpi4py, for the Python API reference, starts MPI as a
-# singleton.
+# read); no bytecode written next to docs/_ext (-B). Importing mpi4py, for
+# the Python API reference, starts MPI as a singleton.
 rm -rf "$out/html" "$out/doctrees"
-"$python" -m sphinx -W --keep-going -n -q -b html -d "$out/doctrees" "$repo/docs" "$out/html"
+"$python" -B -m sphinx -W --keep-going -n -q -b html -d "$out/doctrees" "$repo/docs" "$out/html"
 pages=$(find "$repo/docs" -name "*.md" -o -name "*.rst" | wc -l)
 
 links=$("$python" "$repo/scripts/check-links.py") || { echo "$links"; exit 1; }
