@@ -203,8 +203,8 @@ typedef enum mpidht_protocol {
 
 typedef enum mpidht_window_kind {
     /* MPI_Win_allocate_shared when all processes share one node (fastest:
-     * Open MPI uses osc sm), otherwise MPI_Win_allocate. See README,
-     * "Windows", for why. */
+     * Open MPI uses osc sm), otherwise MPI_Win_allocate. See
+     * docs/design.md, "Windows", for why. */
     MPIDHT_WINDOW_AUTO = 0,
     MPIDHT_WINDOW_SHARED = 1,   /* MPI_Win_allocate_shared; one node only */
     MPIDHT_WINDOW_ALLOCATE = 2, /* MPI_Win_allocate */

@@ -96,6 +96,14 @@ typecheck() {
   (cd "$repo" && "$python" -m mypy)
 }
 
+# The HTML documentation into build/docs/html (scripts/build-docs.sh:
+# Sphinx and MyST, strict, installed into the python-openmpi suite's venv
+# like mypy), every link of README.md and docs/ checked offline, and the
+# README's C and Python examples compiled and run.
+build_docs() {
+  bash "$repo/scripts/build-docs.sh" "$build_root/python-openmpi-venv/bin/python" "$build_root/docs"
+}
+
 run_suite openmpi openmpi -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPIDHT_BUILD_TESTS=ON
 # MPICH's one-sided operations wait for the target process to run, which
 # oversubscribed ranks rarely do (at 4 processes on 2 cores an operation
@@ -117,6 +125,7 @@ run_suite fuzz openmpi -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
 run_python_suite python-openmpi openmpi
 run_step sdist "build, inspect and install the sdist" check_sdist
 run_step mypy "mypy --strict" typecheck
+run_step docs "build the HTML docs and check links" build_docs
 # As for the C suite, fewer operations in the heavy tests under MPICH.
 MPIDHT_TEST_SCALE=0.1 run_python_suite python-mpich mpich
 

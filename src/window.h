@@ -1,7 +1,7 @@
 /*
  * Which MPI window holds the buckets, and how it is allocated. Internal.
  *
- * Why the default is what it is (see also README.md, "Windows"):
+ * Why the default is what it is (see also docs/design.md, "Windows"):
  *   - On one node, MPI_Win_allocate_shared. Open MPI serves it with osc sm,
  *     the fastest path measured here (~0.35 us per Get or Fetch_and_op,
  *     and it stays fast with more ranks than cores); MPICH serves it

@@ -1,7 +1,7 @@
 """mpidht: a distributed hash table inside an MPI application, for mpi4py.
 
 Every process of a communicator hosts part of the table; any process reads
-and writes any key with MPI one-sided communication. See ``Table``.
+and writes any key with MPI one-sided communication. See ``Table``::
 
     from mpi4py import MPI
     import mpidht

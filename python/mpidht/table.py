@@ -89,7 +89,7 @@ class Error(RuntimeError):
 
 
 class Protocol(enum.IntEnum):
-    """Consistency protocols (README, "Protocols")."""
+    """Consistency protocols (docs/design.md, "Protocols")."""
 
     COARSE = 1
     FINE = 2
@@ -97,7 +97,7 @@ class Protocol(enum.IntEnum):
 
 
 class Window(enum.IntEnum):
-    """How the table's MPI window is allocated (README, "Windows")."""
+    """How the table's MPI window is allocated (docs/design.md, "Windows")."""
 
     AUTO = 0
     SHARED = 1

@@ -9,8 +9,8 @@ reference run without the DHT. Usage, under mpiexec:
                                   [--minerals 4 5 6 7] [--no-log | --only-log]
 
 Without --set, every variant is the full SimDol2D (50 x 50 cells, 300
-iterations: about 2 minutes a run on 2 cores, some 2 hours for all 64). The table in the
-README ran at a quarter of the side and of the iterations, where the front
+iterations: about 2 minutes a run on 2 cores, some 2 hours for all 64). The table in
+docs/simulator.md ran at a quarter of the side and of the iterations, where the front
 crosses a third of the grid and most hits are approximate (about 30
 minutes on 2 cores):
 
