@@ -104,14 +104,17 @@ static void one_rank_stats(mpidht_protocol_t protocol)
     CHECK_OK(mpidht_free(&table));
 }
 
-/* Processes in different calls, a NULL handle, and dump, restore and free
- * on one process: each fails where it was entered, and the table goes on. */
+/* Processes in different calls, and a NULL handle on one: each process
+ * that entered a call fails there, and the table goes on. Pairs of calls,
+ * so that every collective call is shown wired to the check in three
+ * waits: clear | stats_global, free | NULL handle | stats_global,
+ * dump | restore. */
 static void mismatches(void)
 {
     mpidht_params_t p = test_params(MPIDHT_PROTOCOL_LOCKFREE, 8, 8, 4096);
     mpidht_t *table = NULL;
     mpidht_stats_t stats = MPIDHT_STATS_INIT;
-    char part[96];
+    char part[128];
     CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
 
     if (rank == 0) {
@@ -126,28 +129,35 @@ static void mismatches(void)
     all_stats(table);
 
     /* The case a freed handle on one process used to hang the others. */
-    mpidht_t *mine = rank == 1 ? NULL : table;
-    CHECK_STATUS(mpidht_stats_global(mine, &stats),
-                 rank == 1 ? MPIDHT_ERR_INVALID_HANDLE : MPIDHT_ERR_COLLECTIVE_CHECK);
-    if (rank != 1) {
-        snprintf(part, sizeof part, "process 1 of %d had not entered it", size);
+    if (rank == 0) {
+        CHECK_STATUS(mpidht_free(&table), MPIDHT_ERR_COLLECTIVE_CHECK);
+        CHECK(table != NULL); /* not freed */
+        snprintf(part, sizeof part, "process 1 of %d had not entered it%s", size,
+                 size == 2 ? "" : size == 3 ? ", process 2 had entered mpidht_stats_global"
+                                            : ", processes 2, 3 had entered mpidht_stats_global");
+        expect_detail(table, "mpidht_free", part);
+    } else if (rank == 1) {
+        CHECK_STATUS(mpidht_stats_global(NULL, &stats), MPIDHT_ERR_INVALID_HANDLE);
+    } else {
+        CHECK_STATUS(mpidht_stats_global(table, &stats), MPIDHT_ERR_COLLECTIVE_CHECK);
+        snprintf(part, sizeof part, "process 1 of %d had not entered it, process 0 had "
+                 "entered mpidht_free instead", size);
         expect_detail(table, "mpidht_stats_global", part);
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    all_stats(table);
 
     if (rank == 0) {
-        snprintf(part, sizeof part, "%s of %d had not entered it", others(), size);
         CHECK_STATUS(mpidht_dump(table, "never-written.mpidht"), MPIDHT_ERR_COLLECTIVE_CHECK);
+        snprintf(part, sizeof part, "%s had entered mpidht_restore instead", others());
         expect_detail(table, "mpidht_dump", part);
-        CHECK(fopen("never-written.mpidht", "rb") == NULL);
+    } else {
         CHECK_STATUS(mpidht_restore(table, "never-written.mpidht", NULL),
                      MPIDHT_ERR_COLLECTIVE_CHECK);
-        expect_detail(table, "mpidht_restore", part);
-        CHECK_STATUS(mpidht_free(&table), MPIDHT_ERR_COLLECTIVE_CHECK);
-        CHECK(table != NULL); /* not freed */
-        expect_detail(table, "mpidht_free", part);
+        expect_detail(table, "mpidht_restore", "process 0 had entered mpidht_dump instead");
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(fopen("never-written.mpidht", "rb") == NULL);
     all_stats(table);
     CHECK_OK(mpidht_free(&table));
     CHECK(table == NULL);
