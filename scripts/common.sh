@@ -9,10 +9,11 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
 # python_env DIR MPI: a virtual environment at DIR with NumPy, pytest, the
-# simulator's PHREEQC, SciPy and tqdm, and mpi4py for that MPI (Open MPI: the PyPI wheel, which loads the system's
-# libmpi; MPICH: built from source with mpicc.mpich, since Debian ships no
-# libmpi.so.12 for the wheel to load), then mpidht itself, built by
-# `pip install` from this checkout with the same compiler wrapper.
+# simulator's PHREEQC, SciPy and tqdm, and mpi4py for that MPI (Open MPI:
+# the PyPI wheel, which loads the system's libmpi; MPICH: a wheel built from
+# source with mpicc.mpich once and kept, see mpi4py_wheels), then mpidht
+# itself, built by `pip install` from this checkout with the same compiler
+# wrapper.
 python_env() {
   local venv=$1 mpi=$2
   local pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check)
@@ -28,11 +29,35 @@ assert int(setuptools.__version__.split('.')[0]) >= 77 and int(pip.__version__.s
     if [[ $mpi == openmpi ]]; then
       "${pip[@]}" "${deps[@]}" mpi4py || return 1
     else
-      MPICC=mpicc.$mpi "${pip[@]}" --no-cache-dir --no-binary mpi4py "${deps[@]}" mpi4py ||
-        return 1
+      local wheels
+      wheels=$(mpi4py_wheels "$venv" "$mpi") || return 1
+      "${pip[@]}" --no-index --find-links "$wheels" mpi4py || return 1
+      "${pip[@]}" "${deps[@]}" || return 1
     fi
   fi
   MPICC=mpicc.$mpi "${pip[@]}" --no-build-isolation --no-deps --force-reinstall "$repo"
+}
+
+# mpi4py_wheels VENV MPI: prints a folder holding an mpi4py wheel built
+# from source against MPI (PyPI's wheel loads a libmpi.so.12, which
+# Debian's MPICH does not ship) for VENV's Python. The build takes minutes
+# on 2 cores, so it is kept, per MPI library and version, under
+# ${XDG_CACHE_HOME:-~/.cache}/mpidht/ (not in pip's cache, which would
+# hand the wheel to any later source build of mpi4py, whatever its MPI).
+mpi4py_wheels() {
+  local venv=$1 mpi=$2 version tag dir
+  version=$("${mpi}version" 2> /dev/null | awk '/Version:/ { print $NF; exit }')
+  if [[ -n $version ]]; then
+    dir=${XDG_CACHE_HOME:-$HOME/.cache}/mpidht/mpi4py-$mpi-$version
+  else
+    dir=$build_root/mpi4py-$mpi  # version unknown: not kept beyond this build
+  fi
+  tag=$("$venv/bin/python" -c 'import sys; print("cp%d%d" % sys.version_info[:2])') || return 1
+  if ! compgen -G "$dir/mpi4py-*-$tag-*.whl" > /dev/null; then
+    MPICC=mpicc.$mpi "$venv/bin/python" -m pip wheel -q --disable-pip-version-check \
+      --no-cache-dir --no-binary mpi4py --no-deps -w "$dir" mpi4py >&2 || return 1
+  fi
+  echo "$dir"
 }
 
 # configure_and_build DIR MPI [cmake options...]: MPI is openmpi or mpich;

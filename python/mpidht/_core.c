@@ -727,8 +727,8 @@ static PyObject *Table_error_detail(TableObject *self, PyObject *unused)
     mpidht_t *table = usable(self);
     if (!table)
         return NULL;
-    return PyUnicode_DecodeUTF8(mpidht_error_detail(table),
-                                (Py_ssize_t)strlen(mpidht_error_detail(table)), "replace");
+    const char *detail = mpidht_error_detail(table);
+    return PyUnicode_DecodeUTF8(detail, (Py_ssize_t)strlen(detail), "replace");
 }
 
 static PyObject *Table_info(TableObject *self, PyObject *unused)
