@@ -166,7 +166,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         cfg = build_config(args)  # every rank checks it, before any MPI work
     except ConfigError as e:
-        print(f"mpidht_sim: configuration error: {e}", file=sys.stderr)
+        if launcher_rank() == 0:  # every rank found it; one says so
+            print(f"mpidht_sim: configuration error: {e}", file=sys.stderr)
         return 2
     from mpi4py import MPI
 

@@ -50,7 +50,7 @@ import numpy.typing as npt
 
 from . import engine as phreeqc
 from .chemistry import RATES, reactants
-from .cli import Parser, add_config_arguments, parse_overrides
+from .cli import Parser, add_config_arguments, launcher_rank, parse_overrides
 from .config import Config, load
 from .errors import ConfigError
 from .flow import solve_flow
@@ -221,7 +221,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         overrides = parse_overrides(args.set)
         column_config(args.cells, args.steps, args.time_step, args.config, overrides)
     except ConfigError as e:
-        print(f"mpidht_sim.column: configuration error: {e}", file=sys.stderr)
+        if launcher_rank() == 0:  # every rank found it; one says so
+            print(f"mpidht_sim.column: configuration error: {e}", file=sys.stderr)
         return 2
     from mpi4py import MPI
 

@@ -53,7 +53,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .cli import Parser, add_config_arguments, parse_overrides
+from .cli import Parser, add_config_arguments, launcher_rank, parse_overrides
 from .config import ROUNDINGS, Config, ConfigError, load
 from .measure import compare, load_fields
 from .surrogate import variable_scales
@@ -433,7 +433,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if why is not None:
                 raise ConfigError(f"--reference {args.reference}: {why}")
     except ConfigError as e:
-        print(f"mpidht_sim.validate: configuration error: {e}", file=sys.stderr)
+        if launcher_rank() == 0:  # every rank found it; one says so
+            print(f"mpidht_sim.validate: configuration error: {e}", file=sys.stderr)
         return 2
 
     from mpi4py import MPI

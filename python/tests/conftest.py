@@ -25,6 +25,16 @@ def scaled(count: int, minimum: int) -> int:
     return max(minimum, int(count * SCALE))
 
 
+def outside_job_env() -> dict[str, str]:
+    """This process's environment without the MPI launcher's rank
+    variables: a command started with it is no rank of the job, and prints
+    its messages as a command started by hand does (the simulator's
+    commands leave them to rank 0 under mpiexec)."""
+    from mpidht_sim.cli import RANK_VARIABLES
+
+    return {k: v for k, v in os.environ.items() if k not in RANK_VARIABLES}
+
+
 @pytest.fixture
 def comm() -> MPI.Intracomm:
     return MPI.COMM_WORLD

@@ -1,6 +1,7 @@
-"""The command lines under a launcher: help, version and usage errors are
-printed once (by rank 0), every rank exits alike; --version names the
-version; validate and column take --output as well as --out."""
+"""The command lines under a launcher: help, version, usage and
+configuration errors are printed once (by rank 0), every rank exits
+alike; --version names the version; validate and column take --output as
+well as --out."""
 
 import os
 import subprocess
@@ -34,6 +35,16 @@ def test_help_and_version_on_rank_zero_only(module: str) -> None:
     bad = run(module, "--no-such-option", rank="1")
     assert bad.returncode == 2 and bad.stderr == ""
     assert "--no-such-option" in run(module, "--no-such-option", rank="0").stderr
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_configuration_error_on_rank_zero_only(module: str) -> None:
+    """Every rank finds a bad --set and exits with 2; rank 0 alone says why."""
+    zero = run(module, "--set", "time.no_such_key=1", rank="0")
+    other = run(module, "--set", "time.no_such_key=1", rank="2")
+    assert zero.returncode == other.returncode == 2
+    assert "configuration error" in zero.stderr and "no_such_key" in zero.stderr
+    assert other.stderr == ""
 
 
 def test_output_is_accepted_where_out_was() -> None:

@@ -10,6 +10,8 @@ import pytest
 
 from mpidht_sim.config import ConfigError, load
 
+from conftest import outside_job_env
+
 
 def test_default_is_simdol2d() -> None:
     cfg = load()
@@ -115,7 +117,7 @@ def test_cli_rejects_before_mpi(tmp_path: Path) -> None:
             "rc = main(['--set', 'grid.nx=-3', '--quiet']); "
             "assert 'mpi4py.MPI' not in sys.modules; sys.exit(rc)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=tmp_path, check=False)
+                          cwd=tmp_path, env=outside_job_env(), check=False)
     assert done.returncode == 2, done.stderr
     assert "configuration error: grid.nx must be at least 1" in done.stderr
 

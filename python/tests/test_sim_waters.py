@@ -12,6 +12,8 @@ import pytest
 
 from mpidht_sim.config import ConfigError, load
 
+from conftest import outside_job_env
+
 #: The benchmark's typed-in pore water: not charge balanced (-9.8e-7 eq/kgw).
 TYPED_INITIAL = {"C": 1.2279e-4, "Ca": 1.2279e-4, "Cl": 0.0, "Mg": 0.0, "pH": 9.91, "pe": 4.0}
 
@@ -101,6 +103,6 @@ def test_cli_refuses_unbalanced_water_before_mpi(tmp_path: Path) -> None:
             f"rc = main(['--config', {str(config)!r}, '--quiet']); "
             "assert 'mpi4py.MPI' not in sys.modules; sys.exit(rc)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=tmp_path, check=False)
+                          cwd=tmp_path, env=outside_job_env(), check=False)
     assert done.returncode == 2, done.stderr
     assert "the initial water is not charge balanced: imbalance -9.83e-07" in done.stderr
