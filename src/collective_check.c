@@ -22,7 +22,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,18 +168,6 @@ static bool all_in(const peer_t *peers, int rank, int size, int call, bool confi
     return true;
 }
 
-/* Appends printf-style text to the string out of size bytes (cut to fit). */
-static void append(char *out, size_t size, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-static void append(char *out, size_t size, const char *format, ...)
-{
-    size_t used = strlen(out);
-    va_list args;
-    va_start(args, format);
-    vsnprintf(out + used, size - used, format, args);
-    va_end(args);
-}
-
 /* Writes to list the other processes p with pick(p, call), runs of three
  * or more as "a-b"; returns how many there are. */
 static int list_ranks(char *list, size_t size, const peer_t *peers, int rank, int n,
@@ -196,11 +183,11 @@ static int list_ranks(char *list, size_t size, const peer_t *peers, int rank, in
             ++last;
         const char *sep = count ? ", " : "";
         if (last - r >= 2)
-            append(list, size, "%s%d-%d", sep, r, last);
+            mpidht_append(list, size, "%s%d-%d", sep, r, last);
         else if (last > r)
-            append(list, size, "%s%d, %d", sep, r, last);
+            mpidht_append(list, size, "%s%d, %d", sep, r, last);
         else
-            append(list, size, "%s%d", sep, r);
+            mpidht_append(list, size, "%s%d", sep, r);
         count += last - r + 1;
         r = last;
     }
@@ -233,21 +220,21 @@ static void describe(mpidht_diag_t *d, const peer_t *peers, int rank, int size, 
     snprintf(out, cap, "%s: after %g s", call_names[call], d->check_timeout);
     int n = list_ranks(list, sizeof list, peers, rank, size, not_entered, call);
     if (n)
-        append(out, cap, ", process%s %s of %d had not entered it", n > 1 ? "es" : "", list,
+        mpidht_append(out, cap, ", process%s %s of %d had not entered it", n > 1 ? "es" : "", list,
                size);
     for (int other = 0; other < MPIDHT_CALL_COUNT; ++other) {
         n = other == call ? 0 : list_ranks(list, sizeof list, peers, rank, size, in_call, other);
         if (n)
-            append(out, cap, ", process%s %s had entered %s instead", n > 1 ? "es" : "", list,
+            mpidht_append(out, cap, ", process%s %s had entered %s instead", n > 1 ? "es" : "", list,
                    call_names[other]);
     }
     n = phase == PHASE_CONFIRMED
             ? list_ranks(list, sizeof list, peers, rank, size, unconfirmed, call)
             : 0;
     if (n)
-        append(out, cap, ", process%s %s had entered it but gave up waiting for the others",
+        mpidht_append(out, cap, ", process%s %s had entered it but gave up waiting for the others",
                n > 1 ? "es" : "", list);
-    append(out, cap, " (this is process %d; " MPIDHT_DEBUG_ENV "=%g; a process where it is "
+    mpidht_append(out, cap, " (this is process %d; " MPIDHT_DEBUG_ENV "=%g; a process where it is "
            "unset or 0 takes no part in the check)", rank, d->check_timeout);
 }
 

@@ -1,6 +1,7 @@
 /* The error detail of a table: what its last collective call failed on. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "table.h"
 
@@ -9,6 +10,15 @@ void mpidht_set_detail(const mpidht_t *t, const char *format, ...)
     va_list args;
     va_start(args, format);
     vsnprintf(t->diag->detail, sizeof t->diag->detail, format, args);
+    va_end(args);
+}
+
+void mpidht_append(char *out, size_t size, const char *format, ...)
+{
+    size_t used = strlen(out);
+    va_list args;
+    va_start(args, format);
+    vsnprintf(out + used, size - used, format, args);
     va_end(args);
 }
 

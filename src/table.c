@@ -89,14 +89,12 @@ static mpidht_status_t check_params_equal(mpidht_t *t, const mpidht_params_t *p,
         /* Probe keys of different sizes hash differently anyway. */
         if (any[i] == ~any[AGREED_COUNT + i] || (i == AGREED_HASH && key_sizes_differ))
             continue;
-        size_t used = strlen(detail);
-        snprintf(detail + used, size - used, "%s%s (%" PRIu64 " on this process)",
-                 differ++ ? ", " : "", agreed_name[i], v[i]);
+        mpidht_append(detail, size, "%s%s (%" PRIu64 " on this process)",
+                      differ++ ? ", " : "", agreed_name[i], v[i]);
     }
     if (!differ)
         return MPIDHT_OK;
-    size_t used = strlen(detail);
-    snprintf(detail + used, size - used, " %s between processes", differ > 1 ? "differ" : "differs");
+    mpidht_append(detail, size, " %s between processes", differ > 1 ? "differ" : "differs");
     return MPIDHT_ERR_MISMATCHED_PARAMS;
 }
 

@@ -88,6 +88,10 @@ struct mpidht {
 void mpidht_set_detail(const mpidht_t *t, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Appends printf-style text to the string out of size bytes (cut to fit). */
+void mpidht_append(char *out, size_t size, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Sets the error detail to "<what> '<path>': <MPI's message for rc>". */
 void mpidht_set_mpi_detail(const mpidht_t *t, int rc, const char *what, const char *path);
 

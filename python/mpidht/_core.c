@@ -156,6 +156,18 @@ static PyObject *finish(TableObject *self, mpidht_status_t st)
     Py_RETURN_NONE;
 }
 
+/* finish() for a collective call on table: an error's message ends with
+ * what the call failed on (mpidht_error_detail). */
+static PyObject *finish_collective(TableObject *self, const mpidht_t *table,
+                                   mpidht_status_t st)
+{
+    if (take_hash_error(self) != 0)
+        return NULL;
+    if (st != MPIDHT_OK)
+        return raise_detailed(st, mpidht_error_detail(table));
+    Py_RETURN_NONE;
+}
+
 /* The table, or NULL with an exception if it is closed or in use. */
 static mpidht_t *usable(TableObject *self)
 {
@@ -299,9 +311,7 @@ static PyObject *Table_close(TableObject *self, PyObject *unused)
     st = mpidht_free(&self->table);
     Py_END_ALLOW_THREADS
     release(self);
-    if (st != MPIDHT_OK)
-        return raise_status(st);
-    Py_RETURN_NONE;
+    return finish_collective(self, self->table, st); /* not freed on failure */
 }
 
 static PyObject *Table_closed(TableObject *self, void *unused)
@@ -576,7 +586,7 @@ static PyObject *Table_clear(TableObject *self, PyObject *unused)
     st = mpidht_clear(table);
     Py_END_ALLOW_THREADS
     release(self);
-    return finish(self, st);
+    return finish_collective(self, table, st);
 }
 
 /* local_next(cursor, max_entries, keys, values) -> (cursor, count): fills
@@ -647,7 +657,7 @@ static PyObject *Table_dump(TableObject *self, PyObject *args)
     Py_END_ALLOW_THREADS
     release(self);
     Py_DECREF(path);
-    return finish(self, st);
+    return finish_collective(self, table, st);
 }
 
 /* restore(path) -> (entries, inserted, updated, evicted): collective. */
@@ -665,7 +675,7 @@ static PyObject *Table_restore(TableObject *self, PyObject *args)
     Py_END_ALLOW_THREADS
     release(self);
     Py_DECREF(path);
-    PyObject *done = finish(self, st);
+    PyObject *done = finish_collective(self, table, st);
     if (!done)
         return NULL;
     Py_DECREF(done);
@@ -704,7 +714,7 @@ static PyObject *Table_stats(TableObject *self, PyObject *args)
     Py_END_ALLOW_THREADS
     release(self);
     if (st != MPIDHT_OK)
-        return raise_status(st);
+        return global ? raise_detailed(st, mpidht_error_detail(table)) : raise_status(st);
     return stats_dict(&stats);
 }
 

@@ -265,7 +265,8 @@ def _comm_handle(comm: MPI.Comm) -> int:
 
 @contextlib.contextmanager
 def _library_errors() -> Iterator[None]:
-    """Turns the extension's errors into ``Error``."""
+    """Turns the extension's errors into ``Error``. (The extension ends the
+    message of a collective call's error with ``mpidht_error_detail``.)"""
     try:
         yield
     except _core.Error as e:
@@ -376,7 +377,7 @@ class Table:
 
     def close(self) -> None:
         """Collective: frees the table. Calling it again does nothing."""
-        with self._collective_errors():
+        with _library_errors():
             self._table.close()
 
     @property
@@ -528,7 +529,7 @@ class Table:
     def clear(self) -> None:
         """Collective: empties the table on every process; the statistics
         stay. No operation may be in flight anywhere."""
-        with self._collective_errors():
+        with _library_errors():
             self._table.clear()
 
     # -- local entries, dump and restore ------------------------------------
@@ -573,7 +574,7 @@ class Table:
         the same on every process. A failure's message ends with what it
         failed on: the file and the system's reason.
         """
-        with self._collective_errors():
+        with _library_errors():
             self._table.dump(path)
 
     def restore(self, path: Union[str, os.PathLike[str]]) -> RestoreReport:
@@ -586,25 +587,8 @@ class Table:
         ``ERR_FILE_CORRUPT``, the same on every process) and leaves the table
         as it was. Entries not in the file stay.
         """
-        with self._collective_errors():
+        with _library_errors():
             return RestoreReport(*self._table.restore(path))
-
-    @contextlib.contextmanager
-    def _collective_errors(self) -> Iterator[None]:
-        """As _library_errors, the message followed by what the collective
-        call failed on (``mpidht_error_detail``): the file and the system's
-        reason, the processes that did not enter the call, ..."""
-        try:
-            with _library_errors():
-                yield
-        except Error as e:
-            try:
-                detail = self._table.error_detail()
-            except _core.Error:
-                detail = ""
-            if not detail:
-                raise
-            raise Error(f"{e}: {detail}", int(e.status)) from None
 
     # -- statistics -------------------------------------------------------
 
@@ -615,7 +599,7 @@ class Table:
 
     def global_stats(self) -> dict[str, int]:
         """Collective: the counters summed over the communicator."""
-        with self._collective_errors():
+        with _library_errors():
             return dict(self._table.stats(True))
 
     def reset_stats(self) -> None:
