@@ -44,7 +44,25 @@ int main(int argc, char **argv)
     size_t bucket = 0;
     CHECK_OK(mpidht_bucket_size((const mpidht_params_t *)(void *)&old, &bucket));
     CHECK(bucket == info.bucket_size);
+    CHECK_OK(mpidht_free(&table));
+
+    /* A 0.2.0 caller's parameters end before error_detail: accepted, with
+     * its eviction and timeout, and no detail written anywhere. */
     mpidht_params_t p;
+    CHECK_OK(mpidht_params_init(&p));
+    p.key_size = 8;
+    p.value_size = 8;
+    p.memory_per_process = 4096;
+    p.eviction = MPIDHT_EVICT_LAST;
+    p.timeout = 7.5;
+    p.struct_size = offsetof(mpidht_params_t, error_detail);
+    p.error_detail = (char *)(uintptr_t)1; /* beyond its struct: never read */
+    p.error_detail_size = 1;
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+    CHECK_OK(mpidht_get_info(table, &info));
+    CHECK(info.eviction == MPIDHT_EVICT_LAST && info.timeout == 7.5);
+    p.key_size = 0;
+    CHECK_STATUS(mpidht_bucket_size(&p, &bucket), MPIDHT_ERR_KEY_SIZE);
     CHECK_OK(mpidht_params_init(&p));
     p.struct_size = sizeof old - 1; /* no known layout */
     CHECK_STATUS(mpidht_bucket_size(&p, &bucket), MPIDHT_ERR_PARAMS_VERSION);
