@@ -11,6 +11,8 @@ set(MPIDHT_TEST_CONCURRENCY_OPS 10000 CACHE STRING "Operations per rank in the h
 set(MPIDHT_TEST_CONCURRENCY_BATCH_OPS ${MPIDHT_TEST_CONCURRENCY_OPS} CACHE STRING
     "Operations per rank in the batched hot-key tests")
 set(MPIDHT_TEST_BATCH_WRITES 600 CACHE STRING "Writes per rank in the batch equivalence tests")
+set(MPIDHT_TEST_NPROCS_MPI_ACCESS "1;2;4" CACHE STRING
+    "Process counts for the worst-case tests run again with MPIDHT_SHARED_ACCESS=mpi")
 set(MPIDHT_TEST_SCALE 1 CACHE STRING
     "Factor on the counts of the local iteration and dump tests (MPIDHT_TEST_SCALE in their environment)")
 
@@ -24,23 +26,25 @@ set(MPIDHT_TEST_ENV
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
 
-# mpidht_add_mpi_test(TARGET [CONCURRENT] [SUFFIX s] [NPROCS n...] [ARGS a...])
+# mpidht_add_mpi_test(TARGET [CONCURRENT] [SUFFIX s] [NPROCS n...] [ARGS a...]
+#                     [ENV VAR=value...])
 # registers TARGET<s>_np<n> for each process count n (default
 # MPIDHT_TEST_NPROCS, or MPIDHT_TEST_NPROCS_CONCURRENT for a test of
-# concurrent operations).
+# concurrent operations), with ENV added to MPIDHT_TEST_ENV.
 function(mpidht_add_mpi_test target)
-  cmake_parse_arguments(T "CONCURRENT" "SUFFIX" "NPROCS;ARGS" ${ARGN})
+  cmake_parse_arguments(T "CONCURRENT" "SUFFIX" "NPROCS;ARGS;ENV" ${ARGN})
   if(NOT T_NPROCS AND T_CONCURRENT)
     set(T_NPROCS ${MPIDHT_TEST_NPROCS_CONCURRENT})
   elseif(NOT T_NPROCS)
     set(T_NPROCS ${MPIDHT_TEST_NPROCS})
   endif()
+  set(env ${MPIDHT_TEST_ENV} ${T_ENV})
   foreach(np IN LISTS T_NPROCS)
     set(name ${target}${T_SUFFIX}_np${np})
     add_test(NAME ${name}
       COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
               $<TARGET_FILE:${target}> ${MPIEXEC_POSTFLAGS} ${T_ARGS})
     set_tests_properties(${name} PROPERTIES
-      ENVIRONMENT "${MPIDHT_TEST_ENV}" TIMEOUT ${MPIDHT_TEST_TIMEOUT} PROCESSORS ${np})
+      ENVIRONMENT "${env}" TIMEOUT ${MPIDHT_TEST_TIMEOUT} PROCESSORS ${np})
   endforeach()
 endfunction()

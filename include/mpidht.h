@@ -158,7 +158,9 @@ extern "C" {
       "collective call within the time MPIDHT_DEBUG_COLLECTIVES allows; the "  \
       "error detail names the call and the processes")                          \
     X(MPIDHT_ERR_DEBUG_SETTING, 36, "MPIDHT_DEBUG_COLLECTIVES must be a "      \
-      "number of seconds, 0 or more (unset, empty or 0: off)")
+      "number of seconds, 0 or more (unset, empty or 0: off)")                 \
+    X(MPIDHT_ERR_ACCESS_SETTING, 37, "MPIDHT_SHARED_ACCESS must be direct or " \
+      "mpi (unset or empty: direct)")
 
 typedef enum mpidht_status {
 #define MPIDHT_STATUS_ENUM_(name, number, message) name = number,
@@ -201,9 +203,27 @@ typedef enum mpidht_protocol {
     MPIDHT_PROTOCOL_LOCKFREE = 3
 } mpidht_protocol_t;
 
+/*
+ * Direct access. On a shared window (all processes on one node) the
+ * library reaches every process's buckets with loads, stores and the
+ * processor's 8-byte atomics, through the addresses MPI_Win_shared_query
+ * gives, instead of one-sided calls; MPI_Win_sync is the memory barrier
+ * after each round of accesses, as MPI's unified memory model asks. Every
+ * process of the table accesses the same way (decided at create), so
+ * MPI's atomics and the processor's never meet on one word; the
+ * protocols, their guarantees and their checks are the same on both
+ * paths, and the coarse protocol's window lock becomes a word after each
+ * process's buckets. This spares the copy inside MPI_Get, and the wait
+ * for the target process that some MPI libraries' one-sided calls need
+ * (MPICH 4.0: milliseconds when ranks outnumber cores). Setting the
+ * environment variable MPIDHT_SHARED_ACCESS=mpi (on any process, before
+ * create) keeps the table on one-sided calls; "direct", empty or unset:
+ * direct; any other value fails create with MPIDHT_ERR_ACCESS_SETTING.
+ * mpidht_get_info tells which (info.direct).
+ */
 typedef enum mpidht_window_kind {
-    /* MPI_Win_allocate_shared when all processes share one node (fastest:
-     * Open MPI uses osc sm), otherwise MPI_Win_allocate. See
+    /* MPI_Win_allocate_shared when all processes share one node (then
+     * reached directly, see above), otherwise MPI_Win_allocate. See
      * docs/design.md, "Windows", for why. */
     MPIDHT_WINDOW_AUTO = 0,
     MPIDHT_WINDOW_SHARED = 1,   /* MPI_Win_allocate_shared; one node only */
@@ -637,6 +657,10 @@ typedef struct mpidht_info {
     mpidht_window_kind_t window; /* the kind actually used (never AUTO) */
     mpidht_eviction_t eviction;
     double timeout;              /* seconds; 0 = none */
+    /* Appended after 0.2.0: 1 if the table reaches every process's buckets
+     * with loads, stores and processor atomics (a shared window, unless
+     * MPIDHT_SHARED_ACCESS=mpi), 0 if through MPI's one-sided calls. */
+    int direct;
 } mpidht_info_t;
 
 #define MPIDHT_INFO_INIT {.struct_size = sizeof(mpidht_info_t)}

@@ -23,7 +23,8 @@ static mpidht_status_t zero_own(mpidht_t *t)
     unsigned char *zeros = calloc(1, chunk);
     if (!zeros)
         return MPIDHT_ERR_NO_MEMORY;
-    bool per_target = t->ops->lock_per_target;
+    /* Coarse outside a direct table has no epoch open: lock this one. */
+    bool per_target = t->ops->lock_per_target && !t->direct;
     mpidht_status_t st = per_target ? mpidht_mpi_status(MPI_Win_lock(
                                           MPI_LOCK_EXCLUSIVE, t->rank, 0, t->win))
                                     : MPIDHT_OK;

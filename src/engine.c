@@ -171,10 +171,57 @@ static void touch(mpidht_t *t, int rank)
     }
 }
 
+/*
+ * Direct access (t->direct: a shared window, so every process of the
+ * table is on this node). The engine then moves a target's bytes itself
+ * through the address MPI_Win_shared_query gave for it: gets and puts
+ * become memcpy, the lock and recency words 8-byte processor atomics
+ * (sequentially consistent: a lock word's read-modify-write orders the
+ * bucket accesses around it, as the protocols need). Every process of the
+ * table does the same, so no access to a word mixes MPI's atomics with
+ * the processor's. An operation is complete when its call returns; a
+ * round still ends with MPI_Win_sync, the memory barrier MPI's unified
+ * model asks of load/store access to a window (and the coarse protocol
+ * takes MPI_Win_lock as on any window). A copy that races a writer may be
+ * torn exactly as an MPI_Get may be: the protocols' checks (lock words,
+ * checksums) are the same on both paths.
+ */
+
+/* rank's buckets, if the engine reaches them directly; else NULL. */
+static unsigned char *direct_base(const mpidht_t *t, int rank)
+{
+    return t->direct ? t->node_base[rank] : NULL;
+}
+
+/* Notes that direct accesses await the round's MPI_Win_sync. */
+static void touch_direct(mpidht_t *t)
+{
+    t->engine->sync_pending = true;
+}
+
+static void *direct_word(unsigned char *base, MPI_Aint disp)
+{
+    return base + disp;
+}
+
+/* Raises the 64-bit word at p to at least value. */
+static void direct_max(uint64_t *p, uint64_t value)
+{
+    uint64_t seen = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (seen < value &&
+           !__atomic_compare_exchange_n(p, &seen, value, true, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_RELAXED)) {
+    }
+}
+
 static mpidht_status_t flush_dirty(mpidht_t *t)
 {
     mpidht_engine_t *e = t->engine;
     mpidht_status_t st = MPIDHT_OK;
+    if (e->sync_pending) {
+        e->sync_pending = false;
+        st = mpidht_mpi_status(MPI_Win_sync(t->win));
+    }
     for (size_t i = 0; i < e->dirty_count; ++i) {
         int rank = e->dirty_list[i];
         if (st == MPIDHT_OK)
@@ -191,6 +238,8 @@ mpidht_status_t mpidht_engine_flush_all(mpidht_t *t)
     mpidht_engine_t *e = t->engine;
     if (!e)
         return MPIDHT_OK;
+    if (e->sync_pending)
+        return flush_dirty(t); /* direct: refreshes are complete too */
     bool pending = e->dirty_count > 0;
     for (int r = 0; r < t->comm_size && !pending; ++r)
         pending = e->refresh_pending[r];
@@ -201,6 +250,17 @@ mpidht_status_t mpidht_engine_flush_all(mpidht_t *t)
     memset(e->dirty, 0, (size_t)t->comm_size);
     e->dirty_count = 0;
     return st;
+}
+
+/* The wait before attempt k (from 1): none for the first two, then 1 us
+ * doubling per attempt up to 1 ms, times a random factor in [0.5, 1.5):
+ * contenders that collided spread apart. */
+static double backoff_delay(mpidht_t *t, unsigned k)
+{
+    if (k <= 2)
+        return 0;
+    double cap = k - 2 < 10 ? 1e-6 * (double)(1u << (k - 2)) : 1e-3;
+    return cap * (0.5 + (double)(mpidht_random(t) >> 11) / 9007199254740992.0);
 }
 
 /* Sleeps for about `seconds` (at most a millisecond at a time). */
@@ -214,6 +274,13 @@ static void pause_for(double seconds)
         seconds = 1e-3;
     struct timespec ts = {0, (long)(seconds * 1e9)};
     nanosleep(&ts, NULL);
+}
+
+/* Waits before attempt k of taking a lock (counted as a lock retry). */
+static void back_off(mpidht_t *t, unsigned k)
+{
+    t->stats.lock_retries++;
+    pause_for(backoff_delay(t, k));
 }
 
 /* Asks the processor to bring bytes [offset, offset + len) of candidate
@@ -323,6 +390,40 @@ static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, in
     return flush_dirty(t);
 }
 
+/* The coarse protocol's lock of rank's buckets: MPI_Win_lock, or on a
+ * direct table the word after rank's buckets (t->window_lock), taken as
+ * the fine protocol takes a bucket's lock word: a reader adds 1, a writer
+ * MPIDHT_FINE_EXCLUSIVE; whoever saw a writer's bit takes its addition
+ * back and tries again after a backoff, and a writer that got the bit
+ * waits for the readers to leave. Like MPI_Win_lock it waits as long as
+ * it takes (a holder holds it only for the operations of one call). */
+static mpidht_status_t lock_target(mpidht_t *t, int rank, bool exclusive)
+{
+    if (!t->direct)
+        return mpidht_mpi_status(
+            MPI_Win_lock(exclusive ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED, rank, 0, t->win));
+    int64_t *word = t->window_lock[rank];
+    int64_t add = exclusive ? MPIDHT_FINE_EXCLUSIVE : 1;
+    unsigned attempts = 0;
+    while (__atomic_fetch_add(word, add, __ATOMIC_SEQ_CST) >= MPIDHT_FINE_EXCLUSIVE) {
+        __atomic_fetch_sub(word, add, __ATOMIC_SEQ_CST);
+        back_off(t, ++attempts);
+    }
+    while (exclusive && __atomic_load_n(word, __ATOMIC_SEQ_CST) != MPIDHT_FINE_EXCLUSIVE)
+        back_off(t, ++attempts);
+    return mpidht_mpi_status(MPI_Win_sync(t->win));
+}
+
+static mpidht_status_t unlock_target(mpidht_t *t, int rank, bool exclusive)
+{
+    if (!t->direct)
+        return mpidht_mpi_status(MPI_Win_unlock(rank, t->win));
+    mpidht_status_t st = mpidht_mpi_status(MPI_Win_sync(t->win));
+    __atomic_fetch_sub(t->window_lock[rank], exclusive ? MPIDHT_FINE_EXCLUSIVE : 1,
+                       __ATOMIC_SEQ_CST);
+    return st;
+}
+
 mpidht_status_t mpidht_engine_run(mpidht_t *t, mpidht_item_t *items, size_t n)
 {
     if (!t->ops->lock_per_target)
@@ -344,11 +445,11 @@ mpidht_status_t mpidht_engine_run(mpidht_t *t, mpidht_item_t *items, size_t n)
         }
         if (rank < 0)
             return MPIDHT_OK;
-        int type = exclusive ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED;
-        if (MPI_Win_lock(type, rank, 0, t->win) != MPI_SUCCESS)
-            return MPIDHT_ERR_MPI;
-        mpidht_status_t st = run_items(t, items, n, rank);
-        mpidht_status_t unlocked = mpidht_mpi_status(MPI_Win_unlock(rank, t->win));
+        mpidht_status_t st = lock_target(t, rank, exclusive);
+        if (st != MPIDHT_OK)
+            return st;
+        st = run_items(t, items, n, rank);
+        mpidht_status_t unlocked = unlock_target(t, rank, exclusive);
         t->engine->refresh_pending[rank] = 0;
         if (st != MPIDHT_OK || unlocked != MPIDHT_OK)
             return st != MPIDHT_OK ? st : unlocked;
@@ -360,6 +461,14 @@ mpidht_status_t mpidht_issue_get(mpidht_t *t, mpidht_item_t *it, unsigned first,
                                  unsigned n, size_t offset, size_t len)
 {
     const mpidht_address_t *a = &it->addr;
+    unsigned char *base = direct_base(t, a->rank);
+    if (base) {
+        for (unsigned c = first; c < first + n; ++c)
+            memcpy(mpidht_slot(t, it->slots, c) + offset,
+                   base + mpidht_bucket_disp(t, a->index[c]) + offset, len);
+        touch_direct(t);
+        return MPIDHT_OK;
+    }
     for (unsigned c = first; c < first + n; ++c) {
         int rc = MPI_Get(mpidht_slot(t, it->slots, c) + offset, (int)len, MPI_BYTE,
                          a->rank, mpidht_bucket_disp(t, a->index[c]) + (MPI_Aint)offset,
@@ -388,6 +497,14 @@ mpidht_status_t mpidht_issue_lock_fetch(mpidht_t *t, mpidht_item_t *it, unsigned
 {
     const mpidht_address_t *a = &it->addr;
     MPI_Aint disp = mpidht_bucket_disp(t, a->index[c]) + (MPI_Aint)t->layout.lock_offset;
+    unsigned char *base = direct_base(t, a->rank);
+    if (base) {
+        int64_t *word = direct_word(base, disp);
+        it->lock[c] = delta ? __atomic_fetch_add(word, *delta, __ATOMIC_SEQ_CST)
+                            : __atomic_load_n(word, __ATOMIC_SEQ_CST);
+        touch_direct(t);
+        return MPIDHT_OK;
+    }
     int rc = MPI_Fetch_and_op(delta, &it->lock[c], MPI_INT64_T, a->rank, disp,
                               delta ? MPI_SUM : MPI_NO_OP, t->win);
     touch(t, a->rank);
@@ -399,6 +516,12 @@ mpidht_status_t mpidht_issue_lock_add(mpidht_t *t, mpidht_item_t *it, unsigned c
 {
     const mpidht_address_t *a = &it->addr;
     MPI_Aint disp = mpidht_bucket_disp(t, a->index[c]) + (MPI_Aint)t->layout.lock_offset;
+    unsigned char *base = direct_base(t, a->rank);
+    if (base) {
+        __atomic_fetch_add((int64_t *)direct_word(base, disp), *delta, __ATOMIC_SEQ_CST);
+        touch_direct(t);
+        return MPIDHT_OK;
+    }
     int rc = MPI_Accumulate(delta, 1, MPI_INT64_T, a->rank, disp, 1, MPI_INT64_T, MPI_SUM,
                             t->win);
     touch(t, a->rank);
@@ -422,14 +545,23 @@ mpidht_status_t mpidht_issue_lock_add_each(mpidht_t *t, mpidht_item_t *it, uint3
 mpidht_status_t mpidht_issue_recency_fetch(mpidht_t *t, mpidht_item_t *it)
 {
     const mpidht_address_t *a = &it->addr;
+    unsigned char *base = direct_base(t, a->rank);
     for (unsigned c = 0; c < a->count; ++c) {
         MPI_Aint disp =
             mpidht_bucket_disp(t, a->index[c]) + (MPI_Aint)t->layout.recency_offset;
+        if (base) {
+            it->recency[c] =
+                __atomic_load_n((uint64_t *)direct_word(base, disp), __ATOMIC_SEQ_CST);
+            continue;
+        }
         if (MPI_Fetch_and_op(NULL, &it->recency[c], MPI_UINT64_T, a->rank, disp,
                              MPI_NO_OP, t->win) != MPI_SUCCESS)
             return MPIDHT_ERR_MPI;
     }
-    touch(t, a->rank);
+    if (base)
+        touch_direct(t);
+    else
+        touch(t, a->rank);
     return MPIDHT_OK;
 }
 
@@ -438,6 +570,18 @@ mpidht_status_t mpidht_issue_store(mpidht_t *t, mpidht_item_t *it, unsigned c)
     const mpidht_address_t *a = &it->addr;
     MPI_Aint disp = mpidht_bucket_disp(t, a->index[c]);
     const unsigned char *b = mpidht_slot(t, it->slots, c);
+    unsigned char *base = direct_base(t, a->rank);
+    if (base) {
+        memcpy(base + disp + t->layout.data_offset, b + t->layout.data_offset,
+               t->layout.data_size);
+        if (t->eviction == MPIDHT_EVICT_RECENCY) {
+            it->stamp = mpidht_now_ms(t);
+            direct_max(direct_word(base, disp + (MPI_Aint)t->layout.recency_offset),
+                       it->stamp);
+        }
+        touch_direct(t);
+        return MPIDHT_OK;
+    }
     int rc = MPI_Put(b + t->layout.data_offset, (int)t->layout.data_size, MPI_BYTE,
                      a->rank, disp + (MPI_Aint)t->layout.data_offset,
                      (int)t->layout.data_size, MPI_BYTE, t->win);
@@ -456,6 +600,13 @@ mpidht_status_t mpidht_issue_clear(mpidht_t *t, mpidht_item_t *it, unsigned c)
     static const unsigned char zeros[16];
     const mpidht_address_t *a = &it->addr;
     int len = (int)(t->layout.meta_offset + 1 - t->layout.data_offset);
+    unsigned char *base = direct_base(t, a->rank);
+    if (base) {
+        memset(base + mpidht_bucket_disp(t, a->index[c]) + t->layout.data_offset, 0,
+               (size_t)len);
+        touch_direct(t);
+        return MPIDHT_OK;
+    }
     int rc = MPI_Put(zeros, len, MPI_BYTE, a->rank,
                      mpidht_bucket_disp(t, a->index[c]) + (MPI_Aint)t->layout.data_offset,
                      len, MPI_BYTE, t->win);
@@ -470,12 +621,18 @@ mpidht_status_t mpidht_refresh(mpidht_t *t, mpidht_item_t *it, unsigned c)
     if (t->eviction != MPIDHT_EVICT_RECENCY || (mpidht_random(t) & 7) != 0 ||
         e->refresh_pending[rank])
         return MPIDHT_OK;
+    MPI_Aint disp =
+        mpidht_bucket_disp(t, it->addr.index[c]) + (MPI_Aint)t->layout.recency_offset;
+    unsigned char *base = direct_base(t, rank);
+    if (base) {
+        direct_max(direct_word(base, disp), mpidht_now_ms(t));
+        touch_direct(t);
+        return MPIDHT_OK;
+    }
     /* The origin buffer stays untouched until a flush of rank completes
      * the operation; until then no other refresh goes to rank. */
     e->refresh_value[rank] = mpidht_now_ms(t);
     e->refresh_pending[rank] = 1;
-    MPI_Aint disp =
-        mpidht_bucket_disp(t, it->addr.index[c]) + (MPI_Aint)t->layout.recency_offset;
     return mpidht_mpi_status(MPI_Accumulate(&e->refresh_value[rank], 1, MPI_UINT64_T,
                                             rank, disp, 1, MPI_UINT64_T, MPI_MAX,
                                             t->win));
@@ -487,15 +644,7 @@ bool mpidht_item_wait(mpidht_t *t, mpidht_item_t *it)
     if (now > it->deadline)
         return false;
     t->stats.lock_retries++;
-    unsigned k = ++it->attempts;
-    double delay = 0;
-    if (k > 2) {
-        /* 1 us doubling per attempt up to 1 ms, times a random factor in
-         * [0.5, 1.5): contenders that collided spread apart. */
-        double cap = k - 2 < 10 ? 1e-6 * (double)(1u << (k - 2)) : 1e-3;
-        delay = cap * (0.5 + (double)(mpidht_random(t) >> 11) / 9007199254740992.0);
-    }
-    it->retry_at = now + delay;
+    it->retry_at = now + backoff_delay(t, ++it->attempts);
     return true;
 }
 

@@ -3,8 +3,10 @@
  * an item that a protocol moves through its steps. A round issues the
  * one-sided operations of every item that is ready, completes them with
  * one MPI_Win_flush per target touched, and lets each item look at the
- * results and take its next step. A single call is a batch of one.
- * Internal.
+ * results and take its next step. A single call is a batch of one. On a
+ * direct table (all processes on one node, table.h) the same operations
+ * are loads, stores and processor atomics on the shared window, complete
+ * when issued, and a round ends with one MPI_Win_sync. Internal.
  *
  * Items of a write, update or remove batch whose candidate buckets
  * overlap must not run at the same time (the outcome would depend on the
@@ -69,6 +71,8 @@ typedef struct mpidht_engine {
     /* A recency refresh left pending to a target: its origin buffer. */
     unsigned char *refresh_pending; /* [comm_size] */
     uint64_t *refresh_value;        /* [comm_size] */
+    /* Direct accesses (t->direct) made since the last MPI_Win_sync. */
+    bool sync_pending;
     /* Buckets claimed by the current run of a batch: open addressing on
      * (rank, index) + 1; an entry counts only if its run matches. */
     size_t claim_capacity;        /* a power of two */

@@ -1,8 +1,10 @@
 /*
  * Coarse-grained protocol (paper 000, section 3.1): the engine runs every
- * operation on a target inside MPI_Win_lock of that target's whole
- * window, shared when only reads go there, exclusive otherwise; under it
- * every bucket fetched is whole and no one else writes.
+ * operation on a target inside a lock of that target's whole window,
+ * shared when only reads go there, exclusive otherwise; under it every
+ * bucket fetched is whole and no one else writes. The lock is
+ * MPI_Win_lock, or on a direct table (all processes on one node) a word
+ * of the window taken with processor atomics (engine.c).
  */
 #include "bucket.h"
 #include "protocol.h"
@@ -10,10 +12,16 @@
 
 enum { PROBE, ACT };
 
-static mpidht_status_t no_epoch(mpidht_t *t)
+/* On a direct table the engine locks a target with a word of the window
+ * (engine.c), and its loads and stores need an epoch for MPI_Win_sync. */
+static mpidht_status_t coarse_open(mpidht_t *t)
 {
-    (void)t;
-    return MPIDHT_OK;
+    return t->direct ? mpidht_epoch_lock_all(t) : MPIDHT_OK;
+}
+
+static mpidht_status_t coarse_close(mpidht_t *t)
+{
+    return t->direct ? mpidht_epoch_unlock_all(t) : MPIDHT_OK;
 }
 
 static void coarse_start(mpidht_t *t, mpidht_item_t *it)
@@ -80,8 +88,8 @@ static mpidht_status_t coarse_advance(mpidht_t *t, mpidht_item_t *it)
 const mpidht_protocol_ops_t mpidht_protocol_coarse = {
     .id = MPIDHT_PROTOCOL_COARSE,
     .lock_per_target = true,
-    .open = no_epoch,
-    .close = no_epoch,
+    .open = coarse_open,
+    .close = coarse_close,
     .start = coarse_start,
     .issue = coarse_issue,
     .advance = coarse_advance,

@@ -182,6 +182,9 @@ static mpidht_status_t build(mpidht_t *t, const mpidht_params_t *params,
                                                       t->layout.bucket_size));
     if (st != MPIDHT_OK)
         return st;
+    st = mpidht_agree(t->comm, mpidht_window_decide_direct(t));
+    if (st != MPIDHT_OK)
+        return st;
     /* The window is freed on failure, which needs every epoch closed. */
     mpidht_status_t opened = t->ops->open(t);
     st = mpidht_agree(t->comm, opened);
@@ -395,6 +398,7 @@ mpidht_status_t mpidht_get_info(const mpidht_t *table, mpidht_info_t *info)
         .window = table->window,
         .eviction = table->eviction,
         .timeout = table->timeout,
+        .direct = table->direct,
     };
     memcpy(info, &full, size < sizeof full ? size : sizeof full);
     return MPIDHT_OK;

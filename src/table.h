@@ -66,9 +66,18 @@ struct mpidht {
     unsigned char *local_base; /* this process's buckets */
     /* [comm_size] where this process can address each process's buckets
      * (every process's on a shared window, its own otherwise; NULL where
-     * it cannot). Only ever used for prefetch hints (engine.c): loads and
-     * stores go through MPI. */
+     * it cannot). Prefetch hints use it on any window; the engine's
+     * operations only where direct is set. */
     unsigned char **node_base;
+    /* A shared window (every process on this node) whose addresses are
+     * 8-byte aligned on every process: the engine moves bytes with loads,
+     * stores and processor atomics through node_base instead of one-sided
+     * calls (engine.c). */
+    bool direct;
+    /* [comm_size] on a shared window: the word after each process's
+     * buckets (window.h) that the coarse protocol locks the process's
+     * buckets with on a direct table; NULL otherwise. */
+    int64_t **window_lock;
     void *alloc_mem;           /* MPI_Alloc_mem block (window kind create) */
 
     double clock_base;         /* MPI_Wtime() at creation: recency time 0 */

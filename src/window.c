@@ -1,5 +1,6 @@
 #include "window.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,15 +73,49 @@ static mpidht_status_t find_node_bases(mpidht_t *t)
     t->node_base[t->rank] = t->local_base;
     if (t->window != MPIDHT_WINDOW_SHARED)
         return MPIDHT_OK;
+    t->window_lock = calloc((size_t)t->comm_size, sizeof *t->window_lock);
+    if (!t->window_lock)
+        return MPIDHT_ERR_NO_MEMORY;
     for (int r = 0; r < t->comm_size; ++r) {
         MPI_Aint size;
         int disp_unit;
         void *base = NULL;
         if (MPI_Win_shared_query(t->win, r, &size, &disp_unit, &base) != MPI_SUCCESS)
             return MPIDHT_ERR_MPI;
+        if (size < (MPI_Aint)MPIDHT_WINDOW_TAIL)
+            return MPIDHT_ERR_MPI;
+        size -= (MPI_Aint)MPIDHT_WINDOW_TAIL;
         t->node_base[r] = size > 0 ? base : NULL;
+        t->window_lock[r] = (int64_t *)((unsigned char *)base + size);
     }
     return MPIDHT_OK;
+}
+
+/* MPIDHT_SHARED_ACCESS: whether this process lets the table go direct. */
+static mpidht_status_t access_setting(const mpidht_t *t, bool *direct)
+{
+    const char *text = getenv(MPIDHT_ACCESS_ENV);
+    *direct = !text || !*text || !strcmp(text, "direct");
+    if (*direct || !strcmp(text, "mpi"))
+        return MPIDHT_OK;
+    mpidht_set_detail(t, MPIDHT_ACCESS_ENV "='%s' on this process", text);
+    return MPIDHT_ERR_ACCESS_SETTING;
+}
+
+mpidht_status_t mpidht_window_decide_direct(mpidht_t *t)
+{
+    bool wanted;
+    mpidht_status_t st = access_setting(t, &wanted);
+    int aligned = wanted && t->window == MPIDHT_WINDOW_SHARED;
+    for (int r = 0; aligned && r < t->comm_size; ++r)
+        aligned = (uintptr_t)t->window_lock[r] % 8 == 0 &&
+                  (uintptr_t)t->node_base[r] % 8 == 0;
+    int all = 0;
+    /* Every process reduces, whatever its setting: the caller agrees. */
+    if (MPI_Allreduce(&aligned, &all, 1, MPI_INT, MPI_LAND, t->comm) != MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    t->direct = all;
+    return st;
 }
 
 mpidht_status_t mpidht_window_allocate(mpidht_t *t, size_t bytes)
@@ -92,7 +127,8 @@ mpidht_status_t mpidht_window_allocate(mpidht_t *t, size_t bytes)
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
     MPI_Info_set(info, "same_disp_unit", "true");
     t->win = MPI_WIN_NULL;
-    mpidht_status_t st = create_window(t, bytes, info);
+    size_t tail = t->window == MPIDHT_WINDOW_SHARED ? MPIDHT_WINDOW_TAIL : 0;
+    mpidht_status_t st = create_window(t, bytes + tail, info);
     MPI_Info_free(&info);
     if (t->win != MPI_WIN_NULL &&
         MPI_Win_set_errhandler(t->win, MPI_ERRORS_RETURN) != MPI_SUCCESS)
@@ -106,10 +142,10 @@ mpidht_status_t mpidht_window_allocate(mpidht_t *t, size_t bytes)
      * lock orders the stores with later remote access; the caller's
      * agreement on the result keeps every process from touching the table
      * before all are zeroed. */
-    if (bytes > 0) {
+    if (bytes + tail > 0) {
         if (MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t->rank, 0, t->win) != MPI_SUCCESS)
             return MPIDHT_ERR_MPI;
-        memset(t->local_base, 0, bytes);
+        memset(t->local_base, 0, bytes + tail);
         if (MPI_Win_unlock(t->rank, t->win) != MPI_SUCCESS)
             return MPIDHT_ERR_MPI;
     }
@@ -129,5 +165,8 @@ mpidht_status_t mpidht_window_free(mpidht_t *t)
     t->local_base = NULL;
     free(t->node_base);
     t->node_base = NULL;
+    free(t->window_lock);
+    t->window_lock = NULL;
+    t->direct = false;
     return st;
 }

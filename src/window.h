@@ -2,10 +2,10 @@
  * Which MPI window holds the buckets, and how it is allocated. Internal.
  *
  * Why the default is what it is (see also docs/design.md, "Windows"):
- *   - On one node, MPI_Win_allocate_shared. Open MPI serves it with osc sm,
- *     the fastest path measured here (~0.35 us per Get or Fetch_and_op,
- *     and it stays fast with more ranks than cores); MPICH serves it
- *     through shared memory too.
+ *   - On one node, MPI_Win_allocate_shared, which the engine reaches with
+ *     loads, stores and processor atomics (direct access, engine.c):
+ *     faster than any one-sided call, and free of MPICH's wait for the
+ *     target process.
  *   - Across nodes, MPI_Win_allocate.
  *   - The library never calls MPI_Compare_and_swap, which Open MPI 4.x's
  *     osc rdma (serving allocate and create windows) crashes in
@@ -19,6 +19,11 @@
 
 #include "table.h"
 
+/* A shared window ends, on each process, with this many bytes after its
+ * buckets: one cache line whose first 8 bytes are the coarse protocol's
+ * window lock on a direct table (t->window_lock, engine.c). */
+#define MPIDHT_WINDOW_TAIL ((size_t)64)
+
 /* The kind to use for requested (AUTO resolved), or
  * MPIDHT_ERR_WINDOW_UNSUPPORTED for a shared window across nodes. Gives
  * the same answer on every process when given the same arguments. */
@@ -28,12 +33,25 @@ mpidht_status_t mpidht_window_resolve(mpidht_window_kind_t requested,
 
 /* COLLECTIVE over t->comm: creates t->win of kind t->window holding
  * `bytes` bytes of this process, sets t->local_base (and t->alloc_mem),
- * makes MPI errors on it return, and zeroes the local part. The caller
+ * makes MPI errors on it return, finds the addresses of every process's
+ * part on a shared window (t->node_base, t->window_lock) and zeroes the
+ * local part. The caller
  * must agree on the result over t->comm before any process uses the
  * window. If the MPI library fails to create the window on some processes
  * only, freeing it again is not possible without a hang: the library
  * prevents the causes it knows of (budgets beyond memory) beforehand. */
 mpidht_status_t mpidht_window_allocate(mpidht_t *t, size_t bytes);
+
+/* The environment variable that can keep a shared window on MPI's
+ * one-sided calls: "mpi"; "direct", empty or unset: direct access. */
+#define MPIDHT_ACCESS_ENV "MPIDHT_SHARED_ACCESS"
+
+/* COLLECTIVE, after every process agreed on mpidht_window_allocate's
+ * result: sets t->direct, the same on every process (engine.c): direct
+ * if the window is shared, every address aligned and no process has
+ * MPIDHT_SHARED_ACCESS=mpi. MPIDHT_ERR_ACCESS_SETTING (with the error
+ * detail) for any other value of it on this process. */
+mpidht_status_t mpidht_window_decide_direct(mpidht_t *t);
 
 /* COLLECTIVE: frees t->win and any memory behind it. */
 mpidht_status_t mpidht_window_free(mpidht_t *t);

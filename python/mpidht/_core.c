@@ -752,7 +752,7 @@ static PyObject *Table_info(TableObject *self, PyObject *unused)
     release(self);
     if (st != MPIDHT_OK)
         return raise_status(st);
-    return Py_BuildValue("{s:n,s:n,s:n,s:K,s:K,s:i,s:i,s:I,s:s,s:s,s:s,s:d}", "key_size",
+    return Py_BuildValue("{s:n,s:n,s:n,s:K,s:K,s:i,s:i,s:I,s:s,s:s,s:s,s:d,s:O}", "key_size",
                          (Py_ssize_t)info.key_size, "value_size",
                          (Py_ssize_t)info.value_size, "bucket_size",
                          (Py_ssize_t)info.bucket_size, "local_buckets",
@@ -762,7 +762,8 @@ static PyObject *Table_info(TableObject *self, PyObject *unused)
                          "candidates", info.candidates, "protocol",
                          mpidht_protocol_name(info.protocol), "window",
                          mpidht_window_name(info.window), "eviction",
-                         mpidht_eviction_name(info.eviction), "timeout", info.timeout);
+                         mpidht_eviction_name(info.eviction), "timeout", info.timeout,
+                         "direct", info.direct ? Py_True : Py_False);
 }
 
 static PyMethodDef Table_methods[] = {

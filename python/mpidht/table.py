@@ -74,6 +74,7 @@ class Status(enum.IntEnum):
     ERR_KEY_VALUE = 34
     ERR_COLLECTIVE_CHECK = 35
     ERR_DEBUG_SETTING = 36
+    ERR_ACCESS_SETTING = 37
 
 
 class Error(RuntimeError):
@@ -608,6 +609,8 @@ class Table:
             self._table.reset_stats()
 
     def info(self) -> dict[str, Any]:
-        """Sizes, bucket counts, protocol and window actually used."""
+        """Sizes, bucket counts, protocol and window actually used, and
+        ``direct``: whether the buckets are reached with loads and stores
+        (a shared window on one node, unless ``MPIDHT_SHARED_ACCESS=mpi``)."""
         with _library_errors():
             return dict(self._table.info())

@@ -53,6 +53,32 @@ def test_info(table: mpidht.Table, comm: MPI.Intracomm, protocol: str) -> None:
     assert info["hosting_processes"] == comm.Get_size()
     assert info["total_buckets"] == info["local_buckets"] * comm.Get_size()
     assert info["candidates"] == 6
+    # One node: a shared window, reached with loads and stores.
+    assert info["window"] == "shared" and info["direct"] is True
+
+
+@pytest.mark.parametrize("setting, direct", [("mpi", False), ("direct", True), ("", True)])
+def test_shared_access_setting(comm: MPI.Intracomm, monkeypatch: pytest.MonkeyPatch,
+                               setting: str, direct: bool) -> None:
+    monkeypatch.setenv("MPIDHT_SHARED_ACCESS", setting)
+    with mpidht.Table(comm, 8, 8, 4096) as t:
+        assert t.info()["direct"] is direct
+        key = comm.Get_rank().to_bytes(8, "little")
+        t.write(key, key[::-1])
+        comm.Barrier()
+        for rank in range(comm.Get_size()):
+            k = rank.to_bytes(8, "little")
+            assert t.read(k) == k[::-1]
+        comm.Barrier()
+
+
+def test_shared_access_bad_setting(comm: MPI.Intracomm,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MPIDHT_SHARED_ACCESS", "MPI")
+    with pytest.raises(mpidht.Error) as e:
+        mpidht.Table(comm, 8, 8, 4096)
+    assert e.value.status == mpidht.Status.ERR_ACCESS_SETTING
+    assert "MPIDHT_SHARED_ACCESS='MPI' on this process" in str(e.value)
 
 
 def test_repr_and_status_names(table: mpidht.Table, comm: MPI.Intracomm,
