@@ -333,13 +333,12 @@ static void prefetch_item(const mpidht_t *t, const mpidht_item_t *it, bool alone
 static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, int rank)
 {
     const mpidht_protocol_ops_t *ops = t->ops;
-    double start = MPI_Wtime();
     size_t left = 0;
     for (size_t i = 0; i < n; ++i) {
         mpidht_item_t *it = &items[i];
         if (rank >= 0 && it->addr.rank != rank)
             continue;
-        it->deadline = t->timeout > 0 ? start + t->timeout : INFINITY;
+        it->deadline = 0; /* set by the first wait: no clock read on a fast path */
         ops->start(t, it);
         prefetch_item(t, it, n == 1);
         left += !it->done;
@@ -641,6 +640,8 @@ mpidht_status_t mpidht_refresh(mpidht_t *t, mpidht_item_t *it, unsigned c)
 bool mpidht_item_wait(mpidht_t *t, mpidht_item_t *it)
 {
     double now = MPI_Wtime();
+    if (it->deadline == 0)
+        it->deadline = t->timeout > 0 ? now + t->timeout : INFINITY;
     if (now > it->deadline)
         return false;
     t->stats.lock_retries++;

@@ -57,7 +57,8 @@ typedef struct mpidht_item {
 
     unsigned attempts;            /* waits so far, for the backoff */
     double retry_at;              /* MPI_Wtime() before which it waits */
-    double deadline;              /* MPI_Wtime() after which it times out */
+    double deadline;              /* MPI_Wtime() after which it times out;
+                                   * 0 until its first wait */
 } mpidht_item_t;
 
 typedef struct mpidht_engine {
