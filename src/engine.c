@@ -214,6 +214,16 @@ static void direct_max(uint64_t *p, uint64_t value)
     }
 }
 
+/* Forgets the targets awaiting a flush: the caller completes their
+ * operations otherwise (MPI_Win_unlock). */
+static void forget_dirty(mpidht_t *t)
+{
+    mpidht_engine_t *e = t->engine;
+    for (size_t i = 0; i < e->dirty_count; ++i)
+        e->dirty[e->dirty_list[i]] = 0;
+    e->dirty_count = 0;
+}
+
 static mpidht_status_t flush_dirty(mpidht_t *t)
 {
     mpidht_engine_t *e = t->engine;
@@ -385,7 +395,12 @@ static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, in
         else if (retrying)
             sched_yield(); /* let a holder on this core run */
     }
-    /* Releases issued by the last steps. */
+    /* Releases issued by the last steps; under the coarse protocol's
+     * MPI_Win_unlock, which completes them itself, no flush before it. */
+    if (rank >= 0 && !t->direct) {
+        forget_dirty(t);
+        return MPIDHT_OK;
+    }
     return flush_dirty(t);
 }
 
