@@ -12,12 +12,18 @@ every file there, write rows only from files named ``write_*.json`` (the
 interleaved write phases; the read runs' own write rows only fill the
 table and are left out). The rows in
 RAW_DIR/persist/ (mpidht_bench_persist) add the dump and restore table.
+
+Runs repeated with the same settings (run-suite.sh --repeats: files
+``*_r<N>.json``) are one row: the median of each measured figure, and the
+range of operations/s over the repeats, drawn as a bar in the throughput
+and comparison figures and given beside the median in the tables.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import statistics
 import platform
 import subprocess
 from pathlib import Path
@@ -50,6 +56,32 @@ def legend_below(fig: Any, ax: Any, columns: int = 6) -> None:
                    fontsize=8, frameon=False)
 PHASES = ("write", "read", "mixed")
 DISTS = ("uniform", "zipf")
+
+
+#: What a run measures; every other field of a row is a setting.
+MEASURED = ("ops_per_s", "p50_us", "p99_us", "mean_us", "misses", "checksum_mismatches",
+            "lock_retries")
+
+
+def aggregate(rows: list[Row]) -> list[Row]:
+    """One row per setting: the median of each measured figure over the
+    runs with that setting, their number (``repeats``) and the lowest and
+    highest operations/s (``ops_per_s_min``, ``ops_per_s_max``)."""
+    groups: dict[tuple[tuple[str, Any], ...], list[Row]] = {}
+    for r in rows:
+        key = tuple(sorted((k, v) for k, v in r.items() if k not in MEASURED))
+        groups.setdefault(key, []).append(r)
+    out: list[Row] = []
+    for key, runs in groups.items():
+        row: Row = dict(key)
+        for field in MEASURED:
+            values = [r[field] for r in runs if field in r]
+            if values:
+                row[field] = statistics.median(values)
+        rates = [r["ops_per_s"] for r in runs]
+        row.update(repeats=len(runs), ops_per_s_min=min(rates), ops_per_s_max=max(rates))
+        out.append(row)
+    return out
 
 
 def load(raw_dir: Path) -> list[Row]:
@@ -85,14 +117,21 @@ def oversubscribed(ranks: int, cores: int) -> str:
 
 def plot_rates(ax: Any, rows: list[Row], names: tuple[str, ...], phase: str, dist: str,
                title: str, xlabel: str, cores: int) -> None:
-    """Draws operations/s against ranks, one line per protocol or store;
-    rank counts above the core count are shaded (oversubscribed)."""
+    """Draws operations/s against ranks, one line per protocol or store
+    through the medians, with a bar from the lowest to the highest of
+    repeated runs; rank counts above the core count are shaded
+    (oversubscribed)."""
     for name in names:
-        pts = sorted((r["ranks"], r["ops_per_s"]) for r in
-                     pick(rows, protocol=name, phase=phase, distribution=dist))
-        if pts:
-            ax.plot(*zip(*pts), marker="o", label=name, color=colour(name),
-                    linestyle="--" if "pipe" in name else "-")
+        found = sorted(pick(rows, protocol=name, phase=phase, distribution=dist),
+                       key=lambda r: r["ranks"])
+        if found:
+            ranks = [r["ranks"] for r in found]
+            ax.plot(ranks, [r["ops_per_s"] for r in found], marker="o", label=name,
+                    color=colour(name), linestyle="--" if "pipe" in name else "-")
+            spread = [r for r in found if r.get("repeats", 1) > 1]
+            ax.vlines([r["ranks"] for r in spread], [r["ops_per_s_min"] for r in spread],
+                      [r["ops_per_s_max"] for r in spread], color=colour(name), linewidth=3,
+                      alpha=0.45)
     ax.set_title(title)
     ranks = sorted({r["ranks"] for r in rows})
     ax.set_xticks(ranks)
@@ -113,7 +152,10 @@ def plot_throughput(rows: list[Row], out: Path, cores: int) -> None:
             plot_rates(axes[i][j], rows, PROTOCOLS, phase, dist,
                        f"{phase}, {dist} keys", "MPI ranks", cores)
     legend_below(fig, axes[0][0])
-    fig.suptitle("mpidht throughput (all ranks together)")
+    runs = max((r.get("repeats", 1) for r in rows), default=1)
+    fig.suptitle("mpidht throughput (all ranks together" +
+                 (f"; lines through the medians of {runs} runs, bars: their range)"
+                  if runs > 1 else ")"))
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     fig.savefig(out / "throughput.png", dpi=110)
     plt.close(fig)
@@ -357,14 +399,24 @@ def targets(rows: list[Row], batch_rows: list[Row], top: int) -> list[str]:
     ])
 
 
+def spread(r: Row) -> str:
+    """Operations/s of a row: the median, and the range over its repeats."""
+    if r.get("repeats", 1) < 2:
+        return f"{r['ops_per_s']:.0f}"
+    return (f"{r['ops_per_s']:.0f} ({r['ops_per_s_min']:.0f}–{r['ops_per_s_max']:.0f}, "
+            f"{r['repeats']} runs)")
+
+
 def table(rows: list[Row]) -> list[str]:
-    out = ["| protocol | phase | keys | ranks | ops/s | p50 µs | p99 µs | mean µs | misses | checksum retries |",
+    out = ["Operations/s: the median over the runs of a setting, and their range; "
+           "latencies and counts: medians.", "",
+           "| protocol | phase | keys | ranks | ops/s | p50 µs | p99 µs | mean µs | misses | checksum retries |",
            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in sorted(rows, key=lambda r: (r["distribution"], r["ranks"], r["protocol"], r["phase"])):
         def f(key: str) -> str:
             return f"{r[key]:.3f}" if key in r else "–"
         out.append(f"| {r['protocol']} | {r['phase']} | {r['distribution']} | {r['ranks']} | "
-                   f"{r['ops_per_s']:.0f} | {f('p50_us')} | {f('p99_us')} | {f('mean_us')} | "
+                   f"{spread(r)} | {f('p50_us')} | {f('p99_us')} | {f('mean_us')} | "
                    f"{r.get('misses', 0)} | {r.get('checksum_mismatches', '–')} |")
     return out
 
@@ -399,7 +451,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.cores < 1:
         parser.error(f"--cores must be at least 1, got {args.cores}")
-    rows = load(args.raw_dir)
+    rows = aggregate(load(args.raw_dir))
     batch_rows = (load_batches(args.raw_dir / "batch") if (args.raw_dir / "batch").is_dir()
                   else [])
     if not rows:

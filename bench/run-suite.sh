@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The benchmark suite: installs what is missing, builds, starts Redis and
 # memcached on loopback (stopped again by PID on exit), runs mpidht_bench
-# and mpidht_server_bench at 1, 2 and 4 ranks with uniform and zipf keys,
+# (--repeats times, 3 by default: the figures and tables give the median
+# and the range) and mpidht_server_bench at 1, 2 and 4 ranks with uniform
+# and zipf keys,
 # then batched reads and writes (mpidht_read_batch, mpidht_write_batch of
 # 8, 64 and 512 keys against single calls) for every protocol, dump and
 # restore throughput (mpidht_bench_persist), and writes the raw JSON, plots
@@ -9,19 +11,21 @@
 # committed results are refreshed with --results bench/results).
 #
 # usage: bash bench/run-suite.sh [--ops N] [--server-ops N] [--nprocs "1 2 4"]
-#                                [--batches "1 8 64 512"] [--results DIR]
+#                                [--batches "1 8 64 512"] [--repeats N] [--results DIR]
 set -euo pipefail
 source "$(dirname "$0")/../scripts/common.sh"
 
-ops=100000 server_ops=20000 nprocs="1 2 4" batches="1 8 64 512" results=$build_root/bench-results
+ops=100000 server_ops=20000 nprocs="1 2 4" batches="1 8 64 512" repeats=3
+results=$build_root/bench-results
 while (($#)); do
   case $1 in
     --ops) ops=$2; shift 2 ;;
     --server-ops) server_ops=$2; shift 2 ;;
     --nprocs) nprocs=$2; shift 2 ;;
     --batches) batches=$2; shift 2 ;;
+    --repeats) repeats=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
@@ -33,6 +37,10 @@ if ((${#sizes[@]} == 0 || ${#sizes[@]} > 8)) || [[ ! " $batches " =~ " 1 " ]] ||
    (($(printf '%s\n' "${sizes[@]}" | sort -n | tail -n 1) > 65536)); then
   echo "--batches '$batches': expected 1 to 8 batch sizes from 1 to 65536 including 1" \
        "(the single-call reference), e.g. \"1 8 64 512\"" >&2
+  exit 1
+fi
+if [[ ! $repeats =~ ^[1-9]$ ]]; then
+  echo "--repeats '$repeats': expected 1 to 9 runs per setting" >&2
   exit 1
 fi
 mirrored=$(printf '%s\n' "${sizes[@]}" "$(printf '%s\n' "${sizes[@]}" | tac)" | paste -sd,)
@@ -58,9 +66,11 @@ start_servers "$build_root"  # server logs stay out of the results
 
 for np in $nprocs; do
   for dist in uniform zipf; do
-    echo "== $np ranks, $dist keys"
-    mpiexec.openmpi -n "$np" "$bin/mpidht_bench" --dist "$dist" --ops "$ops" \
-      --json "$raw/dht_${dist}_np${np}.json"
+    for ((rep = 1; rep <= repeats; ++rep)); do
+      echo "== $np ranks, $dist keys, run $rep of $repeats"
+      mpiexec.openmpi -n "$np" "$bin/mpidht_bench" --dist "$dist" --ops "$ops" \
+        --json "$raw/dht_${dist}_np${np}_r${rep}.json"
+    done
     for store in redis memcached; do
       port=redis_port
       [[ $store == memcached ]] && port=memcached_port

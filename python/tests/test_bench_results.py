@@ -1,0 +1,72 @@
+"""bench/plot_results.py: runs repeated with the same settings become one
+row holding the median and the range, and the tables and figures are
+written from them."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "plot_results.py"
+
+
+@pytest.fixture(scope="module")
+def plot_results() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("plot_results", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def row(protocol: str, phase: str, ranks: int, ops_per_s: float, p50: float) -> dict[str, Any]:
+    return {"protocol": protocol, "phase": phase, "distribution": "uniform",
+            "ranks": ranks, "ops": 1000, "ops_per_s": ops_per_s, "p50_us": p50,
+            "p99_us": 2 * p50, "mean_us": p50, "misses": 0, "checksum_mismatches": 0}
+
+
+def test_repeats_become_median_and_range(plot_results: ModuleType) -> None:
+    runs = [row("lockfree", "read", 2, rate, p50)
+            for rate, p50 in ((3e6, 0.4), (5e6, 0.2), (4e6, 0.3))]
+    other = row("coarse", "read", 2, 1e6, 1.0)
+    rows = plot_results.aggregate([*runs, other])
+    assert len(rows) == 2
+    lockfree = next(r for r in rows if r["protocol"] == "lockfree")
+    assert lockfree["ops_per_s"] == 4e6 and lockfree["p50_us"] == 0.3
+    assert (lockfree["ops_per_s_min"], lockfree["ops_per_s_max"]) == (3e6, 5e6)
+    assert lockfree["repeats"] == 3
+    coarse = next(r for r in rows if r["protocol"] == "coarse")
+    assert coarse["repeats"] == 1 and coarse["ops_per_s"] == 1e6
+
+
+def test_settings_that_differ_stay_apart(plot_results: ModuleType) -> None:
+    rows = plot_results.aggregate([row("lockfree", "read", 1, 1e6, 0.3),
+                                   row("lockfree", "read", 2, 2e6, 0.3),
+                                   row("lockfree", "write", 2, 3e6, 0.3)])
+    assert sorted(r["ops_per_s"] for r in rows) == [1e6, 2e6, 3e6]
+    assert all(r["repeats"] == 1 for r in rows)
+
+
+def test_tables_and_figures_from_repeated_runs(plot_results: ModuleType, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for rep, scale in ((1, 1.0), (2, 1.5), (3, 0.5)):
+        rows = [row(p, phase, ranks, scale * 1e6 * ranks, 0.3)
+                for p in ("coarse", "fine", "lockfree") for phase in ("write", "read")
+                for ranks in (1, 2, 4)]
+        rows += [row("-", "raw-get", ranks, 4e6, 0.25) for ranks in (1, 2, 4)]
+        (raw / f"dht_uniform_r{rep}.json").write_text(json.dumps(rows))
+    out = tmp_path / "out"
+    monkeypatch.setattr(sys, "argv", ["plot_results.py", str(raw), str(out), "--cores", "2"])
+    plot_results.main()
+    text = (out / "RESULTS.md").read_text()
+    # fine, read, 4 ranks: 4e6 x (1, 1.5, 0.5): median 4e6, range 2e6-6e6
+    assert "| fine | read | uniform | 4 | 4000000 (2000000–6000000, 3 runs) |" in text
+    assert "the runs at more than 2 ranks share the 2 cores" in text
+    for figure in ("throughput.png", "latency.png", "comparison.png"):
+        assert (out / figure).stat().st_size > 10_000
