@@ -187,10 +187,10 @@ const char *mpidht_strerror(mpidht_status_t status);
 #define MPIDHT_DEFAULT_TIMEOUT 60.0 /* seconds */
 
 typedef enum mpidht_protocol {
-    /* MPI_Win_lock on the target's whole window per operation: shared for
-     * reads, exclusive for writes, updates and removes. Simple; serialises
-     * writers per process; waits inside MPI_Win_lock, which no timeout
-     * bounds. */
+    /* A lock of the target's whole window per operation (MPI_Win_lock, or
+     * on a direct table a lock word of the window): shared for reads,
+     * exclusive for writes, updates and removes. Simple; serialises
+     * writers per process; waits for the lock without a timeout. */
     MPIDHT_PROTOCOL_COARSE = 1,
     /* A lock word per bucket inside one MPI_Win_lock_all epoch. Readers
      * register on the buckets they read; writers lock the key's first
@@ -342,13 +342,15 @@ mpidht_status_t mpidht_free(mpidht_t **table);
  *     or evicted by another operation: no read ever invalidates it.
  *   - Any key may be evicted by the write of another key whose candidates
  *     are all taken (mpidht_eviction_t says which entry goes).
- * How long a call may wait: coarse calls wait inside MPI_Win_lock for as
- * long as another process holds the target's window (no timeout). Under
- * the fine and lock-free protocols a call that meets a lock, or another
- * process's write of the same key, backs off and tries again (yielding,
- * then sleeping with jitter) for at most the table's timeout, and then
- * returns MPIDHT_ERR_TIMEOUT, holding nothing; lock-free reads wait only
- * while a writer is rewriting the bucket they read.
+ * How long a call may wait: coarse calls wait for the target's window
+ * lock for as long as another process holds it (no timeout; inside
+ * MPI_Win_lock, or on a direct table backing off as below, each wait
+ * counted in lock_retries). Under the fine and lock-free protocols a call
+ * that meets a lock, or another process's write of the same key, backs
+ * off and tries again (yielding, then sleeping with jitter) for at most
+ * the table's timeout from its first wait, and then returns
+ * MPIDHT_ERR_TIMEOUT, holding nothing; lock-free reads wait only while a
+ * writer is rewriting the bucket they read.
  */
 
 /* Copies the value stored for key (key_size bytes) into value (value_size
