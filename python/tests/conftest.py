@@ -6,7 +6,10 @@ MPIDHT_TEST_SCALE (default 1) scales the operation counts of the heavy
 tests: MPICH's one-sided operations wait for the target process to run,
 which oversubscribed ranks rarely do, so its run uses fewer."""
 
+import importlib.util
 import os
+from pathlib import Path
+from types import ModuleType
 from typing import Iterator
 
 import numpy as np
@@ -18,6 +21,20 @@ import mpidht
 
 PROTOCOLS = ["coarse", "fine", "lockfree"]
 SCALE = float(os.environ.get("MPIDHT_TEST_SCALE", "1"))
+
+
+#: The repository's root (scripts outside the packages are loaded from it).
+REPO = Path(__file__).resolve().parents[2]
+
+
+def load_script(name: str, relative: str) -> ModuleType:
+    """Imports a script of the repository that is not in a package, by
+    its path relative to the root, as module `name`."""
+    spec = importlib.util.spec_from_file_location(name, REPO / relative)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def scaled(count: int, minimum: int) -> int:

@@ -2,7 +2,6 @@
 row holding the median and the range, and the tables and figures are
 written from them."""
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -11,16 +10,12 @@ from typing import Any
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "plot_results.py"
+from conftest import load_script
 
 
 @pytest.fixture(scope="module")
 def plot_results() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("plot_results", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("plot_results", "bench/plot_results.py")
 
 
 def row(protocol: str, phase: str, ranks: int, ops_per_s: float, p50: float) -> dict[str, Any]:

@@ -2,21 +2,15 @@
 state is accounted for once, interpolation takes part, and the verified
 error stays near the tolerance the example asks for."""
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 
 from mpi4py import MPI
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "python" / "surrogate.py"
+from conftest import load_script
 
 
 def load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("surrogate_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("surrogate_example", "examples/python/surrogate.py")
 
 
 def test_example_runs_and_accounts_for_every_state() -> None:
