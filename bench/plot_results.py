@@ -66,7 +66,8 @@ MEASURED = ("ops_per_s", "p50_us", "p99_us", "mean_us", "misses", "checksum_mism
 def aggregate(rows: list[Row]) -> list[Row]:
     """One row per setting: the median of each measured figure over the
     runs with that setting, their number (``repeats``) and the lowest and
-    highest operations/s (``ops_per_s_min``, ``ops_per_s_max``)."""
+    highest operations/s and latencies (``ops_per_s_min``, ``_max``,
+    ``p50_us_min``, ...)."""
     groups: dict[tuple[tuple[str, Any], ...], list[Row]] = {}
     for r in rows:
         key = tuple(sorted((k, v) for k, v in r.items() if k not in MEASURED))
@@ -78,8 +79,11 @@ def aggregate(rows: list[Row]) -> list[Row]:
             values = [r[field] for r in runs if field in r]
             if values:
                 row[field] = statistics.median(values)
-        rates = [r["ops_per_s"] for r in runs]
-        row.update(repeats=len(runs), ops_per_s_min=min(rates), ops_per_s_max=max(rates))
+        for field in ("ops_per_s", "p50_us", "p99_us"):
+            values = [r[field] for r in runs if field in r]
+            if values:
+                row[f"{field}_min"], row[f"{field}_max"] = min(values), max(values)
+        row["repeats"] = len(runs)
         out.append(row)
     return out
 
@@ -164,21 +168,28 @@ def plot_throughput(rows: list[Row], out: Path, cores: int) -> None:
 def plot_latency(rows: list[Row], out: Path, ranks: int, cores: int) -> None:
     fig, axes = plt.subplots(1, len(DISTS), figsize=(13, 4.5), sharey=True)
     for ax, dist in zip(axes, DISTS):
-        labels, p50, p99 = [], [], []
+        labels: list[str] = []
+        found: list[Row] = []
         for protocol in PROTOCOLS + ("-",):
             for r in pick(rows, protocol=protocol, distribution=dist, ranks=ranks):
                 if "p50_us" not in r:
                     continue
                 labels.append(f"{protocol}\n{r['phase']}" if protocol != "-" else r["phase"])
-                p50.append(r["p50_us"])
-                p99.append(r["p99_us"])
+                found.append(r)
         xs = range(len(labels))
-        ax.bar([x - 0.2 for x in xs], p50, width=0.4, label="p50")
-        ax.bar([x + 0.2 for x in xs], p99, width=0.4, label="p99")
+        for shift, field in ((-0.2, "p50_us"), (0.2, "p99_us")):
+            medians = [r[field] for r in found]
+            # The range over repeated runs, as error bars from the median.
+            spread = [[m - r.get(f"{field}_min", m) for m, r in zip(medians, found)],
+                      [r.get(f"{field}_max", m) - m for m, r in zip(medians, found)]]
+            ax.bar([x + shift for x in xs], medians, width=0.4, label=field[:3], yerr=spread,
+                   error_kw={"elinewidth": 1, "capsize": 2, "ecolor": "black"})
         ax.set_xticks(list(xs), labels, fontsize=7)
         ax.set_yscale("log")
         ax.set_ylabel("µs per operation")
-        ax.set_title(f"{dist} keys, {ranks} ranks{oversubscribed(ranks, cores)}")
+        runs = max((r.get("repeats", 1) for r in found), default=1)
+        ax.set_title(f"{dist} keys, {ranks} ranks{oversubscribed(ranks, cores)}" +
+                     (f"\nmedians of {runs} runs, bars: their range" if runs > 1 else ""))
         ax.grid(True, axis="y", which="both", alpha=0.3)
     axes[0].legend()
     fig.tight_layout()
