@@ -232,6 +232,19 @@ def batch_speedups(rows: list[Row], phase: str, protocol: str,
     return out
 
 
+def pass_range(rows: list[Row], phase: str, protocol: str, ranks: int,
+               size: int) -> tuple[float, float] | None:
+    """The lowest and highest keys/s of the passes of one size, relative
+    to single calls (all their passes combined); None unless measured in
+    more than one pass."""
+    single = combined_rate(rows, protocol=protocol, phase=phase, ranks=ranks, batch=1)
+    rates = [r["ops_per_s"] for r in pick(rows, protocol=protocol, phase=phase, ranks=ranks,
+                                          batch=size)]
+    if len(rates) < 2 or not single:
+        return None
+    return min(rates) / single, max(rates) / single
+
+
 def windows(rows: list[Row]) -> list[str]:
     """The window kinds measured ("auto": the default, shared on one node)."""
     return sorted({str(r.get("window", "auto")) for r in rows}, key=lambda w: w != "auto")
@@ -263,6 +276,12 @@ def plot_batches(rows: list[Row], out: Path, cores: int) -> None:
                        batch_speedups(subset, phase, protocol, np_) if speedup]
                 if pts:
                     ax.plot(*zip(*pts), marker="o", label=protocol, color=colour(protocol))
+                spans = [(size, span) for size, _ in pts
+                         if (span := pass_range(subset, phase, protocol, np_, size))]
+                if spans:
+                    ax.vlines([size for size, _ in spans], [lo for _, (lo, _) in spans],
+                              [hi for _, (_, hi) in spans], color=colour(protocol),
+                              linewidth=3, alpha=0.45)
             ax.axhline(1, color="grey", linewidth=0.8)
             ax.set_xscale("log", base=2)
             sizes = sorted({r["batch"] for r in pick(subset, phase=phase, ranks=np_)})
@@ -273,7 +292,8 @@ def plot_batches(rows: list[Row], out: Path, cores: int) -> None:
             ax.set_ylabel("speedup over single calls")
             ax.grid(True, which="both", alpha=0.3)
     legend_below(fig, axes[0][0])
-    fig.suptitle("mpidht batched operations (uniform keys), keys/s relative to single calls")
+    fig.suptitle("mpidht batched operations (uniform keys), keys/s relative to single calls; "
+                 "reads: lines through all passes of a size, bars: the range of its passes")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.savefig(out / "batch.png", dpi=110)
     plt.close(fig)

@@ -65,3 +65,13 @@ def test_tables_and_figures_from_repeated_runs(plot_results: ModuleType, tmp_pat
     assert "the runs at more than 2 ranks share the 2 cores" in text
     for figure in ("throughput.png", "latency.png", "comparison.png"):
         assert (out / figure).stat().st_size > 10_000
+
+
+def test_batch_passes_give_a_range(plot_results: ModuleType) -> None:
+    # Mirrored passes 1, 8, 8, 1: single calls 1e6 and 3e6 keys/s (combined
+    # over equal key counts: 1.5e6), batches of 8 at 3e6 and 6e6.
+    rows = [{**row("lockfree", "read", 2, rate, 0.3), "batch": size}
+            for size, rate in ((1, 1e6), (8, 3e6), (8, 6e6), (1, 3e6))]
+    assert plot_results.pass_range(rows, "read", "lockfree", 2, 8) == pytest.approx((2.0, 4.0))
+    assert plot_results.pass_range(rows, "read", "lockfree", 2, 64) is None
+    assert plot_results.pass_range(rows[:2], "read", "lockfree", 2, 8) is None
