@@ -78,6 +78,7 @@ from __future__ import annotations
 
 import enum
 import math
+import struct
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Optional, Sequence, Type, Union
@@ -94,8 +95,10 @@ __all__ = ["Check", "Method", "Neighbours", "Prediction", "Settings", "Verificat
 
 Array = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
-#: Header words of a class's entry: the number of samples and the next slot.
+#: Header words of a class's entry: the number of samples and the next slot
+#: (float64, native byte order, as the rest of the entry).
 _HEADER = 2
+_COUNTS = struct.Struct("=2d")
 #: Scaled coordinates this close count as equal (the OUTSIDE check).
 _SAME = 1e-9
 
@@ -267,7 +270,7 @@ def _predict(plan: _Plan, x: Array, xs: Array, ys: Array,
     uq = plan.coords(x)
     us = plan.coords(xs)
     delta = us - uq[:, None, :]
-    use = (np.arange(k) < count[:, None]) & (np.abs(delta).max(axis=2) <= settings.radius)
+    use = (np.arange(k) < count[:, None]) & (np.abs(delta) <= settings.radius).all(axis=2)
     check[(check == 0) & (use.sum(axis=1) < need)] = Check.TOO_FAR
 
     p = plan.presence
@@ -280,9 +283,9 @@ def _predict(plan: _Plan, x: Array, xs: Array, ys: Array,
 
     rows = np.flatnonzero(check == 0)
     if rows.size and np.isfinite(settings.extrapolation):
-        inside = use[rows, :, None]
-        lo = np.where(inside, us[rows], np.inf).min(axis=1)
-        hi = np.where(inside, us[rows], -np.inf).max(axis=1)
+        inside, ur = use[rows, :, None], us[rows]
+        lo = np.where(inside, ur, np.inf).min(axis=1)
+        hi = np.where(inside, ur, -np.inf).max(axis=1)
         margin = settings.extrapolation * (hi - lo) + _SAME
         q = uq[rows]
         check[rows[((q < lo - margin) | (q > hi + margin)).any(axis=1)]] = Check.OUTSIDE
@@ -454,7 +457,11 @@ class Neighbours:
         if y.shape != x.shape:
             raise ValueError(f"results have shape {y.shape}, states {x.shape}")
         keys = self.keys(x, context)
-        slots, d, words = self.settings.slots, self.d, self._words
+        slots, size = self.settings.slots, 8 * self.d
+        first, step = 8 * _HEADER, 2 * size
+        # Samples are compared and stored as bytes (+ 0.0: -0.0 is 0.0).
+        xb = [row.tobytes() for row in x + 0.0]
+        yb = [row.tobytes() for row in y]
         # One update per class, adding its rows in order: the same entry as
         # row by row, with fewer callbacks (classes are coarse).
         groups: dict[bytes, list[int]] = {}
@@ -462,25 +469,33 @@ class Neighbours:
             groups.setdefault(key.tobytes(), []).append(row)
         members = list(groups.values())
         classes = keys[[rows[0] for rows in members]]
+        empty = bytes(self._words * 8)
 
         def add(i: int, old: Optional[bytes]) -> Union[bytes, _Keep]:
-            entry = (np.zeros(words) if old is None
-                     else np.frombuffer(old, dtype=np.float64).copy())
-            samples = entry[_HEADER:].reshape(slots, 2, d)
+            entry = bytearray(empty if old is None else old)
+            n, at = (int(v) for v in _COUNTS.unpack_from(entry))
             changed = False
             for row in members[i]:
-                n = int(entry[0])
-                same = np.flatnonzero((samples[:n, 0, :] == x[row]).all(axis=1))
-                if same.size:
-                    if (samples[same[0], 1, :] == y[row]).all():
-                        continue
-                    samples[same[0], 1, :] = y[row]
+                xi, yi = xb[row], yb[row]
+                # The sample with this input: a match of its bytes at the
+                # start of one of the n samples' inputs.
+                end = first + n * step
+                j = entry.find(xi, first, end)
+                while j >= 0 and (j - first) % step:
+                    j = entry.find(xi, j + 1, end)
+                if j >= 0:
+                    if entry[j + size:j + step] != yi:
+                        entry[j + size:j + step] = yi
+                        changed = True
                 else:
-                    at = int(entry[1])
-                    samples[at, 0, :], samples[at, 1, :] = x[row], y[row]
-                    entry[0], entry[1] = min(n + 1, slots), (at + 1) % slots
-                changed = True
-            return entry.tobytes() if changed else KEEP
+                    j = first + at * step
+                    entry[j:j + step] = xi + yi
+                    n, at = min(n + 1, slots), (at + 1) % slots
+                    changed = True
+            if not changed:
+                return KEEP
+            _COUNTS.pack_into(entry, 0, n, at)
+            return bytes(entry)
 
         self.table.update_many(classes, add)
 
