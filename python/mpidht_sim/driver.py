@@ -12,11 +12,14 @@ batched write.
 
 A hit is accepted only if its result has no negative amount (a total or a
 mineral); a rejected hit is computed by PHREEQC like a miss, and its result
-replaces the entry (``surrogate``). With ``[interp]`` on, the misses are
-then predicted from stored neighbours (``mpidht.interp``); a prediction
-that passes every check is used, one that fails is computed by PHREEQC,
-and ``interp.verify`` of the accepted ones are computed as well, their
-true error recorded (``Verification``) and PHREEQC's result used.
+replaces the entry (``surrogate``). Misses of one package that share a key
+are computed once: the others take the change PHREEQC made for the first,
+as they would have hit had they come in a later package ("shared" hits).
+With ``[interp]`` on, the misses are then predicted from stored
+neighbours (``mpidht.interp``); a prediction that passes every check is
+used, one that fails is computed by PHREEQC, and ``interp.verify`` of the
+accepted ones are computed as well, their true error recorded
+(``Verification``) and PHREEQC's result used.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ from .checkpoint import DHT_FILE, write_settings
 from .chemistry import Chemistry
 from .config import Config
 from .flow import Advection, solve_flow
-from .surrogate import KEY_SIZE, VALUE_SIZE, Surrogate, interpolation
+from .surrogate import (KEY_SIZE, VALUE_SIZE, Surrogate, fingerprint, interpolation,
+                        same_key)
 from .variables import AQUEOUS, VARIABLES
 
 __all__ = ["Counters", "IterationRecord", "RunResult", "run"]
@@ -58,6 +62,9 @@ class Counters:
     interpolated cell (an accepted prediction used) or a miss; ``checks``
     counts the predictions by outcome (CHECKS: accepted ones first, the
     verified among them), and verified accepted predictions are misses.
+    Shared hits are misses that took the change PHREEQC computed for
+    another cell of the same package with the same key (counted among the
+    hits).
     dht_s is all the surrogate's time (keys, DHT calls, interpolation),
     interp_s the part spent predicting and publishing."""
 
@@ -67,6 +74,7 @@ class Counters:
     rejected: int = 0
     interpolated: int = 0
     verified: int = 0
+    shared: int = 0
     checks: list[int] = field(default_factory=lambda: [0] * len(CHECKS))
     chemistry_s: float = 0.0
     dht_s: float = 0.0
@@ -79,6 +87,7 @@ class Counters:
         self.rejected += other.rejected
         self.interpolated += other.interpolated
         self.verified += other.verified
+        self.shared += other.shared
         self.checks = [a + b for a, b in zip(self.checks, other.checks)]
         self.chemistry_s += other.chemistry_s
         self.dht_s += other.dht_s
@@ -100,6 +109,7 @@ class IterationRecord:
     verified: int = 0
     checks: list[int] = field(default_factory=lambda: [0] * len(CHECKS))
     interp_s: float = 0.0
+    shared: int = 0
 
 
 @dataclass
@@ -149,11 +159,13 @@ class ChemistryWorker:
             return out, counts
         t0 = time.perf_counter()
         keys = self.surrogate.keys(states, dt)
+        prints = fingerprint(states, dt)
         stored, found = self.table.read_many(keys)
         out = np.empty_like(states)
         hit = found.copy()
         if found.any():
-            out[found], exact = self.surrogate.apply(states[found], stored[found], dt)
+            out[found], exact = self.surrogate.apply(states[found], stored[found], dt,
+                                                     prints[found])
             accepted = self.surrogate.valid(out[found])
             hit[found] = accepted
             counts.exact_hits = int(exact[accepted].sum())
@@ -173,23 +185,50 @@ class ChemistryWorker:
             verify, predicted = taken[chosen], values[chosen]
             counts.interpolated, counts.verified = int((~chosen).sum()), int(chosen.sum())
         t2 = time.perf_counter()
-        if missing.any():
-            out[missing] = self.chemistry.react(states[missing], dt)
-        t3 = time.perf_counter()
-        if missing.any():
-            self.table.write_many(keys[missing],
-                                  self.surrogate.values(states[missing], out[missing], dt))
+        # A miss whose key an earlier miss of this package has takes that
+        # one's change, as it would have hit had the two come in separate
+        # packages (verified predictions are computed themselves).
+        candidates = missing.copy()
+        candidates[verify] = False
+        shared, source = same_key(keys, np.flatnonzero(candidates))
+        computed = missing.copy()
+        computed[shared] = False
+        chemistry_s = self._react(states, out, computed, dt)
+        if shared.size:
+            stored = self.surrogate.values(states[source], out[source], dt, prints[source])
+            out[shared], exact = self.surrogate.apply(states[shared], stored, dt,
+                                                      prints[shared])
+            accepted = self.surrogate.valid(out[shared])
+            counts.shared = int(accepted.sum())
+            counts.exact_hits += int(exact[accepted].sum())
+            counts.rejected += int((~accepted).sum())
+            hit[shared[accepted]] = True
+            refused = np.zeros_like(computed)
+            refused[shared[~accepted]] = True
+            chemistry_s += self._react(states, out, refused, dt)
+            computed |= refused
+        if computed.any():
+            self.table.write_many(keys[computed], self.surrogate.values(
+                states[computed], out[computed], dt, prints[computed]))
             if self.near is not None:
-                t4 = time.perf_counter()
+                t3 = time.perf_counter()
                 self.verification.add(predicted, out[verify])
-                self.near.publish(states[missing], out[missing], dt)
-                counts.interp_s += time.perf_counter() - t4
-        t5 = time.perf_counter()
-        counts.hits, counts.misses = int(hit.sum()), int(missing.sum())
-        counts.chemistry_s = t3 - t2
+                self.near.publish(states[computed], out[computed], dt)
+                counts.interp_s += time.perf_counter() - t3
+        counts.hits, counts.misses = int(hit.sum()), int(computed.sum())
+        counts.chemistry_s = chemistry_s
         counts.interp_s += t2 - t1
-        counts.dht_s = (t2 - t0) + (t5 - t3)
+        counts.dht_s = time.perf_counter() - t0 - chemistry_s
         return out, counts
+
+    def _react(self, states: Array, out: Array, rows: npt.NDArray[np.bool_],
+               dt: float) -> float:
+        """PHREEQC for the rows of states into out; returns its time."""
+        if not rows.any():
+            return 0.0
+        t0 = time.perf_counter()
+        out[rows] = self.chemistry.react(states[rows], dt)
+        return time.perf_counter() - t0
 
     def end(self) -> tuple[int, int, Verification]:
         """What the master collects at the end: evictions in this worker's
@@ -221,7 +260,7 @@ def initial_state(cfg: Config) -> Array:
 
 
 #: run.package_size = 0: packages of at most this many cells...
-AUTO_PACKAGE_MAX = 256
+AUTO_PACKAGE_MAX = 1024
 #: ...and at least this many packages per worker and iteration.
 AUTO_PACKAGES_PER_WORKER = 4
 
@@ -295,7 +334,8 @@ def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
         record = IterationRecord(it, counts.hits, counts.misses, counts.exact_hits,
                                  counts.rejected, t1 - t0, counts.chemistry_s, counts.dht_s,
                                  time.perf_counter() - t0, counts.interpolated,
-                                 counts.verified, counts.checks, counts.interp_s)
+                                 counts.verified, counts.checks, counts.interp_s,
+                                 counts.shared)
         result.records.append(record)
         if it % cfg.save_every == 0 or it == cfg.iterations:
             result.saved[it] = state.copy()

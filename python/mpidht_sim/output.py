@@ -217,6 +217,7 @@ def totals(result: RunResult) -> dict[str, Any]:
     return {
         "cells": cells, "hits": hits, "exact_hits": exact,
         "approximate_hits": hits - exact, "misses": misses,
+        "shared_hits": sum(x.shared for x in r),
         "rejected": sum(x.rejected for x in r),
         "hit_rate": hits / max(cells, 1),
         "interpolated": interpolated, "verified": sum(x.verified for x in r),
@@ -287,7 +288,8 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
         f"runtime {result.wall_s:.1f} s: transport {sums['transport_s']:.1f} s, chemistry "
         f"{sums['chemistry_s']:.1f} s (summed over workers), DHT {sums['dht_s']:.1f} s",
         f"hit rate {sums['hit_rate']:.1%} ({sums['hits']} of {sums['cells']} cell reactions: "
-        f"{sums['exact_hits']} exact, {sums['approximate_hits']} approximate); "
+        f"{sums['exact_hits']} exact, {sums['approximate_hits']} approximate; "
+        f"{sums['shared_hits']} of them shared within a package); "
         f"{sums['rejected']} hits rejected (negative amount) and computed; "
         f"evictions {result.evictions}",
     ]

@@ -57,7 +57,7 @@ mass changes a little as the minerals react.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 import numpy.typing as npt
@@ -155,6 +155,21 @@ def fingerprint(states: Array, dt: float) -> npt.NDArray[np.uint64]:
     return h
 
 
+def same_key(keys: Bytes, rows: npt.NDArray[np.int64]
+             ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Of the given rows of keys, those whose key an earlier one of them
+    has, and for each the first of them with its key (row numbers of keys,
+    in the order the rows are given)."""
+    first: dict[bytes, int] = {}
+    later, origin = [], []
+    for row in rows.tolist():
+        seen = first.setdefault(keys[row].tobytes(), row)
+        if seen != row:
+            later.append(row)
+            origin.append(seen)
+    return np.array(later, dtype=np.int64), np.array(origin, dtype=np.int64)
+
+
 class Surrogate:
     """Builds keys and values and applies stored changes for one
     configuration."""
@@ -180,25 +195,31 @@ class Surrogate:
         rows[:, -1] = dt
         return self._encode(rows, self.columns)
 
-    def values(self, before: Array, after: Array, dt: float) -> Bytes:
+    def values(self, before: Array, after: Array, dt: float,
+               prints: Optional[npt.NDArray[np.uint64]] = None) -> Bytes:
         """The value rows to store: after - before as float64 (after itself
-        for the dht.reset variables), then the fingerprint of before."""
+        for the dht.reset variables), then the fingerprint of before
+        (``prints``, if the caller has them: ``fingerprint(before, dt)``)."""
         n = before.shape[0]
         change = np.array(after - before, dtype=np.float64)
         change[:, self.reset] = after[:, self.reset]
         rows = np.empty((n, len(VARIABLES) + 1), dtype=np.uint64)
         rows[:, :-1] = change.view(np.uint64)
-        rows[:, -1] = fingerprint(before, dt)
+        rows[:, -1] = fingerprint(before, dt) if prints is None else prints
         return rows.view(np.uint8).reshape(n, VALUE_SIZE)
 
-    def apply(self, before: Array, stored: Bytes,
-              dt: float) -> tuple[Array, npt.NDArray[np.bool_]]:
+    def apply(self, before: Array, stored: Bytes, dt: float,
+              prints: Optional[npt.NDArray[np.uint64]] = None
+              ) -> tuple[Array, npt.NDArray[np.bool_]]:
         """The output of hits (the actual input plus the stored change; the
         stored result for the dht.reset variables) and which of them are
-        exact (the change was computed from this input)."""
+        exact (the change was computed from this input; ``prints`` as for
+        ``values``)."""
         rows = np.ascontiguousarray(stored).view(np.uint64).reshape(before.shape[0], -1)
         change = np.ascontiguousarray(rows[:, :-1]).view(np.float64)
-        exact: npt.NDArray[np.bool_] = rows[:, -1] == fingerprint(before, dt)
+        if prints is None:
+            prints = fingerprint(before, dt)
+        exact: npt.NDArray[np.bool_] = rows[:, -1] == prints
         out = before + change
         out[:, self.reset] = change[:, self.reset]
         return out, exact

@@ -126,6 +126,45 @@ def test_hit_with_a_negative_amount_is_computed() -> None:
         worker.close()
 
 
+def test_misses_with_one_key_in_a_package_are_computed_once() -> None:
+    """Two misses of one package with the same key: PHREEQC computes the
+    first, the second takes its change (a shared hit), unless that change
+    would make an amount of the second negative; then it is computed too."""
+    cfg = small()
+    worker = ChemistryWorker(cfg, MPI.COMM_SELF)
+    try:
+        dt = cfg.time_step
+        first = np.array([cfg.initial[v] for v in VARIABLES])
+        second = first.copy()
+        second[VARIABLES.index("Ca")] *= 1 + 1e-7  # within the key's digits
+        other = first.copy()
+        other[VARIABLES.index("calcite")] *= 0.5
+        states = np.stack([first, second, other])
+        out, counts = worker.react(states, dt)
+        assert (counts.misses, counts.hits, counts.shared, counts.rejected) == (2, 1, 1, 0)
+        computed = worker.chemistry.react(states, dt)
+        assert np.array_equal(out[[0, 2]], computed[[0, 2]])
+        expected = second + (computed[0] - first)
+        pe = VARIABLES.index("pe")  # dht.reset: the result itself is taken
+        expected[pe] = computed[0, pe]
+        assert np.array_equal(out[1], expected)
+        assert counts.hits + counts.misses == 3
+
+        # Injected water dissolves a little calcite completely: the first
+        # cell's change (-1.0001e-6) would leave -1e-10 in the second.
+        water = np.array([cfg.injected[v] for v in VARIABLES[:6]] + [1.0001e-6, 0.0])
+        less = water.copy()
+        less[VARIABLES.index("calcite")] = 1.0e-6
+        states = np.stack([water, less])
+        assert np.array_equal(*worker.surrogate.keys(states, dt))
+        out, counts = worker.react(states, dt)
+        assert (counts.misses, counts.hits, counts.shared, counts.rejected) == (2, 0, 0, 1)
+        assert np.array_equal(out, worker.chemistry.react(states, dt))
+        assert (out[:, VARIABLES.index("calcite")] >= 0).all()
+    finally:
+        worker.close()
+
+
 def test_validation_table(tmp_path_factory: pytest.TempPathFactory,
                           capsys: pytest.CaptureFixture[str]) -> None:
     """The Table 1 command runs every variant asked for, writes the table,
@@ -165,8 +204,9 @@ def test_validation_rejects_bad_settings() -> None:
 
 def test_automatic_package_size() -> None:
     """run.package_size = 0: every worker gets at least 4 packages per
-    iteration, none larger than 256 cells; a set size is kept."""
-    assert package_size(0, 2498, 1) == 256       # SimDol2D on 2 processes
+    iteration, none larger than 1024 cells; a set size is kept."""
+    assert package_size(0, 2498, 1) == 625       # SimDol2D on 2 processes
+    assert package_size(0, 10000, 1) == 1024
     assert package_size(0, 2498, 3) == 209       # 12 packages for 3 workers
     assert package_size(0, 10, 4) == 1
     assert package_size(16, 2498, 3) == 16

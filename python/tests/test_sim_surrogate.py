@@ -3,7 +3,7 @@
 import numpy as np
 
 from mpidht_sim.config import load
-from mpidht_sim.surrogate import KEY_SIZE, VALUE_SIZE, Surrogate
+from mpidht_sim.surrogate import KEY_SIZE, VALUE_SIZE, Surrogate, same_key
 
 
 #: Settings the tests below are written for (not the tuned defaults).
@@ -94,3 +94,17 @@ def test_reset_variables_are_out_of_the_key_and_stored_as_results() -> None:
     kept = surrogate(reset=[])
     assert not np.array_equal(kept.keys(state(pe=4.0), 1.0), kept.keys(state(pe=12.5), 1.0))
     assert kept.apply(state(pe=13.0), kept.values(before, after, 60.0), 60.0)[0][0, 5] == 20.25
+
+
+def test_same_key_names_later_rows_and_their_first() -> None:
+    s = surrogate()
+    rows = np.concatenate([state(), state(Ca=1.3e-4), state(Ca=1.22790001e-4),
+                           state(Ca=1.3e-4), state(Ca=1.22790002e-4)])
+    keys = s.keys(rows, 100.0)
+    later, first = same_key(keys, np.arange(5))
+    assert later.tolist() == [2, 3, 4] and first.tolist() == [0, 1, 0]
+    # Only the rows given take part: without row 0, row 2 is the first.
+    later, first = same_key(keys, np.array([1, 2, 3, 4]))
+    assert later.tolist() == [3, 4] and first.tolist() == [1, 2]
+    assert same_key(keys, np.array([3]))[0].size == 0
+    assert same_key(keys, np.array([0, 1]))[0].size == 0
