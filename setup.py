@@ -56,7 +56,7 @@ def version() -> str:
 
 def sources() -> list[str]:
     library = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "src").glob("*.c"))
-    return library + ["python/mpidht/_core.c"]
+    return library + ["python/mpidht/_core.c", "python/mpidht/_interp.c"]
 
 
 setup(

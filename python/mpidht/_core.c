@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "mpidht.h"
+#include "_interp.h"
 
 static PyObject *core_error; /* mpidht._core.Error(message, status) */
 
@@ -889,10 +890,116 @@ static PyObject *core_key_encode(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* predict(n, m, slots, d, need, width, radius, extrapolation, method,
+ * estimate, interval, ridge, rtol, atol, q, tolerance, ignored,
+ * nonnegative, conserved, xs, ys, us, count, pin, pout, x, uq, pq, cls,
+ * check, values, estimates, used): mpidht.interp's prediction in C
+ * (_interp.h). Buffers, C-contiguous: tolerance d doubles; ignored and
+ * nonnegative d bytes; conserved q x d doubles; xs, ys, us m x slots x d
+ * doubles; count m int64; pin, pout m x slots uint64; x, uq n x d doubles;
+ * pq n uint64; cls n int64 (each in 0..m-1); writable: check n bytes,
+ * values and estimates n x d doubles, used n int64. interp.Settings has
+ * checked the numbers; the sizes and classes are checked here. */
+static PyObject *core_predict(PyObject *module, PyObject *args)
+{
+    (void)module;
+    Py_ssize_t n, m, slots, d, need, width, q;
+    int method, estimate;
+    interp_settings_t set;
+    enum { ARGS = 18 };
+    PyObject *obj[ARGS];
+    if (!PyArg_ParseTuple(args, "nnnnnnddiidddd" "n" "OOOOOOOOOOOOOOOOOO", &n, &m, &slots,
+                          &d, &need, &width, &set.radius, &set.extrapolation, &method,
+                          &estimate, &set.interval, &set.ridge, &set.rtol, &set.atol, &q,
+                          &obj[0], &obj[1], &obj[2], &obj[3], &obj[4], &obj[5], &obj[6],
+                          &obj[7], &obj[8], &obj[9], &obj[10], &obj[11], &obj[12], &obj[13],
+                          &obj[14], &obj[15], &obj[16], &obj[17]))
+        return NULL;
+    if (n < 0 || m < 0 || slots < 1 || d < 1 || q < 0 || need < 1 || width < 1 ||
+        width > slots || (m == 0 && n > 0))
+        return PyErr_Format(PyExc_ValueError,
+                            "bad sizes: n %zd, m %zd, slots %zd, d %zd, need %zd, width %zd, "
+                            "q %zd", n, m, slots, d, need, width, q);
+    if ((method != INTERP_IDW && method != INTERP_LINEAR) ||
+        (estimate != INTERP_LEAVE_ONE_OUT && estimate != INTERP_STANDARD_ERROR) ||
+        (estimate == INTERP_STANDARD_ERROR && method != INTERP_LINEAR))
+        return PyErr_Format(PyExc_ValueError, "bad method %d or estimate %d", method,
+                            estimate);
+    size_t un = (size_t)n, um = (size_t)m, uslots = (size_t)slots, ud = (size_t)d;
+    size_t samples = um * uslots;
+    const struct { size_t size; const char *what; int writable; } arg[ARGS] = {
+        {ud * sizeof(double), "tolerance", 0},
+        {ud, "ignored", 0},
+        {ud, "nonnegative", 0},
+        {(size_t)q * ud * sizeof(double), "conserved", 0},
+        {samples * ud * sizeof(double), "xs", 0},
+        {samples * ud * sizeof(double), "ys", 0},
+        {samples * ud * sizeof(double), "us", 0},
+        {um * sizeof(int64_t), "count", 0},
+        {samples * sizeof(uint64_t), "pin", 0},
+        {samples * sizeof(uint64_t), "pout", 0},
+        {un * ud * sizeof(double), "x", 0},
+        {un * ud * sizeof(double), "uq", 0},
+        {un * sizeof(uint64_t), "pq", 0},
+        {un * sizeof(int64_t), "cls", 0},
+        {un, "check", 1},
+        {un * ud * sizeof(double), "values", 1},
+        {un * ud * sizeof(double), "estimates", 1},
+        {un * sizeof(int64_t), "used", 1},
+    };
+    Py_buffer view[ARGS];
+    int got = 0;
+    for (; got < ARGS; ++got)
+        if (get_exact(obj[got], &view[got], arg[got].size, arg[got].what,
+                      arg[got].writable) != 0)
+            break;
+    if (got == ARGS) {
+        const int64_t *cls = view[13].buf;
+        for (size_t i = 0; i < un; ++i)
+            if (cls[i] < 0 || (size_t)cls[i] >= um) {
+                PyErr_Format(PyExc_ValueError, "cls[%zu] = %lld is not a class in 0..%zd", i,
+                             (long long)cls[i], m - 1);
+                break;
+            }
+    }
+    void *work = NULL;
+    if (got == ARGS && !PyErr_Occurred()) {
+        set.need = (size_t)need;
+        set.width = (size_t)width;
+        set.method = (interp_method_t)method;
+        set.estimate = (interp_estimate_t)estimate;
+        set.tolerance = view[0].buf;
+        set.ignored = view[1].buf;
+        set.nonnegative = view[2].buf;
+        set.conserved_rows = (size_t)q;
+        set.conserved = view[3].buf;
+        interp_classes_t classes = {um, uslots, ud, view[4].buf, view[5].buf, view[6].buf,
+                                    view[7].buf, view[8].buf, view[9].buf};
+        work = PyMem_Malloc(interp_work(&set, &classes));
+        if (work) {
+            Py_BEGIN_ALLOW_THREADS
+            interp_predict(&set, &classes, un, view[10].buf, view[11].buf, view[12].buf,
+                           view[13].buf, view[14].buf, view[15].buf, view[16].buf,
+                           view[17].buf, work);
+            Py_END_ALLOW_THREADS
+        } else {
+            PyErr_NoMemory();
+        }
+    }
+    PyMem_Free(work);
+    for (int i = 0; i < got; ++i)
+        PyBuffer_Release(&view[i]);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef core_methods[] = {
     {"strerror", core_strerror, METH_O, "The library's message for a status."},
     {"key_encode", core_key_encode, METH_VARARGS,
      "mpidht_key_encode: rows of doubles into approximate keys."},
+    {"predict", core_predict, METH_VARARGS,
+     "mpidht.interp's neighbours, checks and prediction, per query."},
     {"mpi_library_version", core_mpi_library_version, METH_NOARGS,
      "MPI_Get_library_version of the MPI this module was linked with."},
     {NULL, NULL, 0, NULL},
@@ -922,6 +1029,23 @@ static int add_status_constants(PyObject *m)
     return 0;
 }
 
+/* Adds the outcomes of mpidht.interp's checks (CHECK_ACCEPTED ...), its
+ * methods and estimates (METHOD_..., ESTIMATE_...). */
+static int add_check_constants(PyObject *m)
+{
+#define INTERP_CHECK_CONSTANT_(name)                                           \
+    if (PyModule_AddIntConstant(m, "CHECK_" #name, INTERP_##name) != 0)        \
+        return -1;
+    INTERP_CHECK_LIST(INTERP_CHECK_CONSTANT_)
+#undef INTERP_CHECK_CONSTANT_
+    if (PyModule_AddIntConstant(m, "METHOD_IDW", INTERP_IDW) != 0 ||
+        PyModule_AddIntConstant(m, "METHOD_LINEAR", INTERP_LINEAR) != 0 ||
+        PyModule_AddIntConstant(m, "ESTIMATE_LEAVE_ONE_OUT", INTERP_LEAVE_ONE_OUT) != 0 ||
+        PyModule_AddIntConstant(m, "ESTIMATE_STANDARD_ERROR", INTERP_STANDARD_ERROR) != 0)
+        return -1;
+    return 0;
+}
+
 PyMODINIT_FUNC PyInit__core(void)
 {
     if (PyType_Ready(&TableType) < 0)
@@ -935,7 +1059,7 @@ PyMODINIT_FUNC PyInit__core(void)
     Py_INCREF(&TableType);
     if (!core_error || PyModule_AddObject(m, "Error", core_error) != 0 ||
         PyModule_AddObject(m, "Table", (PyObject *)&TableType) != 0 ||
-        add_status_constants(m) != 0 ||
+        add_status_constants(m) != 0 || add_check_constants(m) != 0 ||
         PyModule_AddIntConstant(m, "STATS_COUNT", MPIDHT_STATS_COUNT) != 0 ||
         PyModule_AddStringConstant(m, "VERSION", CORE_VERSION) != 0) {
         Py_DECREF(m);

@@ -5,11 +5,31 @@ from typing import Any, Callable, Optional, Union
 
 STATS_COUNT: int
 VERSION: str  # "MAJOR.MINOR.PATCH" from include/mpidht.h
+# The outcomes of mpidht.interp's checks (_interp.h).
+CHECK_ACCEPTED: int
+CHECK_FEW_NEIGHBOURS: int
+CHECK_TOO_FAR: int
+CHECK_PRESENCE: int
+CHECK_OUTSIDE: int
+CHECK_ERROR_ESTIMATE: int
+CHECK_NEGATIVE: int
+CHECK_CONSERVATION: int
+METHOD_IDW: int
+METHOD_LINEAR: int
+ESTIMATE_LEAVE_ONE_OUT: int
+ESTIMATE_STANDARD_ERROR: int
 
 class Error(RuntimeError): ...
 
 def key_encode(spec: list[tuple[int, int, bool, float]], rows: int, values: Any,
                out: Any) -> None: ...
+
+def predict(n: int, m: int, slots: int, d: int, need: int, width: int, radius: float,
+            extrapolation: float, method: int, estimate: int, interval: float, ridge: float,
+            rtol: float, atol: float, q: int, tolerance: Any, ignored: Any, nonnegative: Any,
+            conserved: Any, xs: Any, ys: Any, us: Any, count: Any, pin: Any, pout: Any,
+            x: Any, uq: Any, pq: Any, cls: Any, check: Any, values: Any, estimates: Any,
+            used: Any) -> None: ...
 
 class Table:
     closed: bool

@@ -3,6 +3,7 @@ case built to fail it (and its twin that passes), both methods, online
 verification, and the shared neighbour table under concurrent publishing
 from every process into one class."""
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -10,8 +11,8 @@ import numpy.typing as npt
 import pytest
 from mpi4py import MPI
 
-from mpidht.interp import (Check, Method, Neighbours, Prediction, Settings, Verification,
-                           predict_from)
+from mpidht.interp import (Check, Estimate, Method, Neighbours, Prediction, Settings,
+                           Verification, predict_from)
 from mpidht.keys import KeyColumn, Rounding
 
 Array = npt.NDArray[np.float64]
@@ -167,6 +168,132 @@ def test_linear_with_too_few_samples_for_its_fit_rejects() -> None:
     assert p.check[0] == Check.ERROR_ESTIMATE
 
 
+def test_linear_prediction_and_leave_one_out_are_those_of_refits() -> None:
+    """Without a ridge, the fit's intercept is the least-squares one and each
+    sample's leave-one-out error is that of a fit without the sample."""
+    rng = np.random.default_rng(3)
+    xs = cloud(CENTRE, 12, 0.05)
+    ys = step(xs) + rng.normal(0.0, 1e-4, size=xs.shape)
+    p = one(CENTRE, xs, ys, Settings(method=Method.LINEAR, min_neighbours=4, tolerance=1.0,
+                                     radius=1.0, ridge=0.0))
+    assert p.check[0] == Check.ACCEPTED
+
+    def fit(rows: npt.NDArray[np.bool_]) -> Array:
+        a = np.hstack([np.ones((int(rows.sum()), 1)), xs[rows] - CENTRE])
+        beta: Array = np.linalg.lstsq(a, (ys - xs)[rows], rcond=None)[0]
+        return beta
+
+    assert np.allclose(p.values[0], CENTRE + fit(np.ones(12, dtype=bool))[0],
+                       rtol=0, atol=1e-12)
+    loo = np.zeros(3)
+    for j in range(12):
+        rows = np.arange(12) != j
+        beta = fit(rows)
+        left_out = beta[0] + (xs[j] - CENTRE) @ beta[1:]
+        loo = np.maximum(loo, np.abs(left_out - (ys[j] - xs[j])))
+    assert np.allclose(p.estimate[0], loo, rtol=1e-6, atol=1e-15)
+
+
+def test_linear_without_a_ridge_on_samples_that_fix_no_slope_rejects() -> None:
+    """A column in which neither the samples nor the query vary leaves the
+    fit singular without a ridge: the query is rejected, nothing raises."""
+    xs = cloud(CENTRE, 12, 0.05)
+    xs[:, 2] = CENTRE[2]
+    p = one(CENTRE, xs, step(xs), Settings(method=Method.LINEAR, min_neighbours=4,
+                                           tolerance=1.0, radius=1.0, ridge=0.0))
+    assert p.check[0] == Check.ERROR_ESTIMATE
+    assert np.isinf(p.estimate[0]).all()
+    # With the default ridge the same samples predict the linear change.
+    p = one(CENTRE, xs, step(xs), Settings(method=Method.LINEAR, min_neighbours=4,
+                                           tolerance=1e-2, radius=1.0))
+    assert p.check[0] == Check.ACCEPTED
+    assert np.abs(p.values[0] - step(CENTRE)).max() <= 1e-9
+
+
+def standard_error(xs: Array, ys: Array, query: Array) -> Array:
+    """The intercept's standard error of the least-squares fit of the
+    change, linear around the query, per column (NumPy, no ridge)."""
+    a = np.hstack([np.ones((xs.shape[0], 1)), xs - query])
+    beta, *_ = np.linalg.lstsq(a, ys - xs, rcond=None)
+    rss = (((ys - xs) - a @ beta) ** 2).sum(axis=0)
+    spread = np.linalg.inv(a.T @ a)[0, 0]
+    out: Array = np.sqrt(rss / (xs.shape[0] - a.shape[1]) * spread)
+    return out
+
+
+def test_the_standard_error_estimate_is_that_of_the_fit() -> None:
+    """STANDARD_ERROR: interval times sqrt(RSS / (n - p) * (M^-1)_00) per
+    column, and accepted or rejected by it against the tolerance."""
+    rng = np.random.default_rng(5)
+    xs = cloud(CENTRE, 16, 0.05)
+    ys = step(xs) + rng.normal(0.0, 1e-4, size=xs.shape)
+    se = standard_error(xs, ys, CENTRE)
+    settings = Settings(method=Method.LINEAR, min_neighbours=4, radius=1.0, ridge=0.0,
+                        estimate=Estimate.STANDARD_ERROR, interval=2.5, tolerance=1.0)
+    p = one(CENTRE, xs, ys, settings)
+    assert p.check[0] == Check.ACCEPTED
+    assert np.allclose(p.estimate[0], 2.5 * se, rtol=1e-8, atol=0)
+    # A tolerance just below the estimate in one column rejects.
+    tight = 2.5 * se.copy()
+    tight[1] *= 0.99
+    q = one(CENTRE, xs, ys, dataclasses.replace(settings, tolerance=tight))
+    assert q.check[0] == Check.ERROR_ESTIMATE
+
+
+def test_the_standard_error_grows_where_the_fit_extrapolates() -> None:
+    """The same samples and scatter: a query beyond them (the box check
+    off) gets a larger standard error than one among them, and the
+    tolerance that accepts the one rejects the other."""
+    rng = np.random.default_rng(6)
+    xs = cloud(CENTRE, 16, 0.05)
+    ys = step(xs) + rng.normal(0.0, 1e-4, size=xs.shape)
+    settings = Settings(method=Method.LINEAR, min_neighbours=4, radius=1.0,
+                        extrapolation=np.inf, estimate=Estimate.STANDARD_ERROR, tolerance=1.0)
+    inside = one(CENTRE, xs, ys, settings)
+    beyond = one(CENTRE + 0.3, xs, ys, settings)
+    assert (beyond.estimate[0] > 3 * inside.estimate[0]).all()
+    tight = dataclasses.replace(settings, tolerance=1.5 * inside.estimate[0])
+    assert one(CENTRE, xs, ys, tight).check[0] == Check.ACCEPTED
+    assert one(CENTRE + 0.3, xs, ys, tight).check[0] == Check.ERROR_ESTIMATE
+
+
+def test_only_the_nearest_neighbours_are_used() -> None:
+    """Twelve samples near the query on the linear model, twelve far ones
+    off it: with neighbours = 12 the prediction uses the near ones only
+    (exact, accepted); with all 24 the far ones spoil the fit and its
+    estimate rejects it."""
+    near = cloud(CENTRE, 12, 0.02, seed=2)
+    far = cloud(CENTRE, 12, 0.4, seed=3)
+    far = far[np.abs(far - CENTRE).max(axis=1) > 0.1]
+    xs = np.vstack([far, near])  # the near ones last: the order must not matter
+    ys = step(xs)
+    ys[:far.shape[0]] += 0.01 * ((xs[:far.shape[0]] - CENTRE) ** 2).sum(axis=1)[:, None]
+    settings = Settings(method=Method.LINEAR, min_neighbours=4, radius=1.0, tolerance=1e-6,
+                        slots=32, neighbours=12)
+    p = one(CENTRE, xs, ys, settings)
+    assert p.check[0] == Check.ACCEPTED and p.used[0] == 12
+    assert np.abs(p.values[0] - step(CENTRE)).max() <= 1e-10
+    q = one(CENTRE, xs, ys, dataclasses.replace(settings, neighbours=0))
+    assert q.check[0] == Check.ERROR_ESTIMATE and q.used[0] == xs.shape[0]
+
+
+def test_the_nearest_are_chosen_among_samples_that_pass_radius_and_presence() -> None:
+    """The samples nearest to the query but beyond the radius, or with
+    another mineral present, are not among the neighbours used: the next
+    nearest are."""
+    query = np.array([1.0, 2.0, 0.0])
+    xs = cloud(query, 20, 0.05, seed=4)
+    xs[:, 2] = 0.0
+    closest = np.argsort(np.abs(xs - query).sum(axis=1))[:4]
+    xs[closest[:2], 2] = 1e-3   # another mineral present: dropped
+    ys = step(xs)
+    ys[closest[:2]] += 1.0       # and far off the model: a fit with them would fail
+    p = one(query, xs, ys, Settings(method=Method.LINEAR, min_neighbours=4, radius=1.0,
+                                    tolerance=1e-8, neighbours=8, presence=[2], slots=20))
+    assert p.check[0] == Check.ACCEPTED and p.used[0] == 8
+    assert np.abs(p.values[0] - step(query)).max() <= 1e-10
+
+
 def test_a_prediction_that_drives_an_amount_negative_rejects() -> None:
     xs = cloud(CENTRE, 8, 0.05)
     ys = step(xs)
@@ -210,7 +337,11 @@ def test_checks_come_in_order_and_rows_are_independent() -> None:
 
 @pytest.mark.parametrize("bad", [dict(slots=0), dict(min_neighbours=13), dict(radius=0.0),
                                  dict(extrapolation=-0.1),
-                                 dict(conservation_rtol=-1.0), dict(method="nearest")])
+                                 dict(conservation_rtol=-1.0), dict(method="nearest"),
+                                 dict(neighbours=3), dict(neighbours=13), dict(neighbours=2.5),
+                                 dict(interval=0.0), dict(interval=np.inf),
+                                 dict(estimate="bootstrap"),
+                                 dict(estimate="standard-error", method="idw")])
 def test_bad_settings_are_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         Settings(**bad)
@@ -366,3 +497,23 @@ def test_one_publish_call_equals_row_by_row(comm: MPI.Intracomm, near: Neighbour
         assert set(kept) == {xs[i].tobytes() for i in range(2, 10)}
         assert np.array_equal(results[0, kept[xs[3].tobytes()]], ys[10])
     comm.Barrier()
+
+
+def test_queries_sharing_a_class_predict_as_each_alone(comm: MPI.Intracomm,
+                                                       near: Neighbours) -> None:
+    """predict reads each distinct class once for all the queries in it:
+    the outcome of every query is the one predict_from gives it from its
+    own copy of the class (lookup), queries of an empty class included."""
+    xs = cloud(CENTRE, 8, 0.04, seed=11)
+    near.publish(xs[comm.Get_rank()::comm.Get_size()],
+                 step(xs[comm.Get_rank()::comm.Get_size()]), context=7.0)
+    comm.Barrier()
+    queries = np.vstack([cloud(CENTRE, 5, 0.03, seed=12), 3 * CENTRE, CENTRE + 0.2])
+    p = near.predict(queries, context=7.0)
+    inputs, results, count = near.lookup(queries, context=7.0)
+    alone = predict_from(queries, inputs, results, count, near.columns, near.settings)
+    assert p.check.tolist() == alone.check.tolist()
+    assert p.check[5] == Check.FEW_NEIGHBOURS and (p.check[:5] != Check.FEW_NEIGHBOURS).all()
+    assert np.array_equal(p.values, alone.values, equal_nan=True)
+    assert np.array_equal(p.estimate, alone.estimate, equal_nan=True)
+    assert p.used.tolist() == alone.used.tolist()
