@@ -43,6 +43,7 @@ ROUNDINGS = ("significant", "decimal")
 RESETTABLE = ("pH", "pe")
 #: How the interpolating surrogate predicts (mpidht.interp.Method).
 METHODS = ("idw", "linear")
+ESTIMATES = ("leave-one-out", "standard-error")
 _WATER_KEYS = ("solution", "state", "charge_balance", "equilibrium")
 
 
@@ -78,11 +79,14 @@ class InterpConfig:
     method: str = "linear"
     memory_per_worker: int = 64 << 20
     digits: dict[str, int] = field(default_factory=dict)
-    slots: int = 24
+    slots: int = 192
     min_neighbours: int = 10
+    neighbours: int = 24
     radius: float = 0.5
-    extrapolation: float = 0.0
-    tolerance: float = 1e-5
+    extrapolation: float = 0.25
+    estimate: str = "standard-error"
+    interval: float = 3.0
+    tolerance: float = 1.25e-5
     conservation_rtol: float = 1e-5
     verify: float = 0.02
 
@@ -227,12 +231,28 @@ def _digits(table: Mapping[str, Any], section: str, minimum: int) -> dict[str, i
 
 def _interp(table: Mapping[str, Any]) -> InterpConfig:
     keys = ("enabled", "method", "memory_per_worker", "digits", "slots", "min_neighbours",
-            "radius", "extrapolation", "tolerance", "conservation_rtol", "verify")
+            "neighbours", "radius", "extrapolation", "estimate", "interval", "tolerance",
+            "conservation_rtol", "verify")
     _known(table, "interp", keys)
     method = table.get("method")
     if method not in METHODS:
         raise ConfigError(f"interp.method must be {' or '.join(METHODS)}, got {method!r}")
+    estimate = table.get("estimate")
+    if estimate not in ESTIMATES:
+        raise ConfigError(f"interp.estimate must be {' or '.join(ESTIMATES)}, "
+                          f"got {estimate!r}")
+    if estimate == "standard-error" and method != "linear":
+        raise ConfigError(f"interp.estimate = 'standard-error' needs interp.method = "
+                          f"'linear', got {method!r} (with it, set interp.estimate = "
+                          f"'leave-one-out')")
     slots = int(_number(table, "interp", "slots", integer=True, minimum=1, maximum=4096))
+    min_neighbours = int(_number(table, "interp", "min_neighbours", integer=True, minimum=1,
+                                 maximum=slots))
+    neighbours = int(_number(table, "interp", "neighbours", integer=True, minimum=0,
+                             maximum=slots))
+    if 0 < neighbours < min_neighbours:
+        raise ConfigError(f"interp.neighbours must be 0 (all) or at least interp."
+                          f"min_neighbours ({min_neighbours}), got {neighbours}")
     interp = InterpConfig(
         enabled=_flag(table, "interp", "enabled"),
         method=str(method),
@@ -240,10 +260,12 @@ def _interp(table: Mapping[str, Any]) -> InterpConfig:
                                       minimum=4096)),
         digits=_digits(table, "interp", 1),
         slots=slots,
-        min_neighbours=int(_number(table, "interp", "min_neighbours", integer=True,
-                                   minimum=1, maximum=slots)),
+        min_neighbours=min_neighbours,
+        neighbours=neighbours,
         radius=float(_number(table, "interp", "radius", positive=True)),
         extrapolation=float(_number(table, "interp", "extrapolation", minimum=0.0)),
+        estimate=str(estimate),
+        interval=float(_number(table, "interp", "interval", positive=True)),
         tolerance=float(_number(table, "interp", "tolerance", minimum=0.0)),
         conservation_rtol=float(_number(table, "interp", "conservation_rtol", minimum=0.0)),
         verify=float(_number(table, "interp", "verify", minimum=0.0, maximum=1.0)),

@@ -117,7 +117,7 @@ def variable_scales(cfg: Config) -> Array:
 
 def interpolation(cfg: Config) -> tuple[list[KeyColumn], Settings]:
     """The coarse key columns and the checks of the interpolating surrogate."""
-    from mpidht.interp import Method, Settings
+    from mpidht.interp import Estimate, Method, Settings
     from mpidht.keys import KeyColumn, Rounding
 
     it = cfg.interp
@@ -125,8 +125,9 @@ def interpolation(cfg: Config) -> tuple[list[KeyColumn], Settings]:
                          cfg.dht.floor) for name, logged in zip(VARIABLES, _LOGGED)]
     settings = Settings(tolerance=it.tolerance * variable_scales(cfg), scale=1.0,
                         method=Method(it.method), slots=it.slots,
-                        min_neighbours=it.min_neighbours, radius=it.radius,
-                        extrapolation=it.extrapolation,
+                        min_neighbours=it.min_neighbours, neighbours=it.neighbours,
+                        radius=it.radius, extrapolation=it.extrapolation,
+                        estimate=Estimate(it.estimate), interval=it.interval,
                         presence=[VARIABLES.index(m) for m in MINERALS],
                         ignored=[VARIABLES.index(v) for v in cfg.dht.reset],
                         nonnegative=list(_AMOUNTS), conserved=CONSERVED,

@@ -329,7 +329,8 @@ def tradeoff_report(rows: dict[str, dict[str, Any]], points: list[Point], cfg: C
         f"{cfg.nx} x {cfg.ny} cells, {cfg.iterations} iterations, {processes} processes; "
         "every iteration compared with the run without the DHT. Exact keys: the digits of "
         "C, Ca, pH, pe and the minerals (Cl and Mg as configured), no interpolation. "
-        "Interpolation: the configured keys, each tolerance of the leave-one-out error. "
+        f"Interpolation: the configured keys and checks ({cfg.interp.estimate} error "
+        f"estimate), at each tolerance. "
         "PHREEQC cells: cell reactions over the ones PHREEQC computed (what the surrogate "
         "saves, independent of the machine's load); speedups are of time against the "
         "reference run's.", "",

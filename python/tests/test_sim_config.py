@@ -59,7 +59,15 @@ def test_overrides_and_relative_cells() -> None:
     ({"interp.method": "kriging"}, "interp.method must be idw or linear"),
     ({"dht.reset": ["Ca"]}, "dht.reset: 'Ca' cannot be reset"),
     ({"dht.reset": "pe"}, "dht.reset must be a list of variable names"),
-    ({"interp.min_neighbours": 30}, "interp.min_neighbours must be at most 24"),
+    ({"interp.min_neighbours": 200}, "interp.min_neighbours must be at most 192"),
+    ({"interp.neighbours": 5}, "interp.neighbours must be 0 (all) or at least interp."
+                               "min_neighbours (10), got 5"),
+    ({"interp.neighbours": 193}, "interp.neighbours must be at most 192"),
+    ({"interp.estimate": "bootstrap"},
+     "interp.estimate must be leave-one-out or standard-error, got 'bootstrap'"),
+    ({"interp.method": "idw"}, "interp.estimate = 'standard-error' needs interp.method = "
+                               "'linear', got 'idw'"),
+    ({"interp.interval": 0.0}, "interp.interval must be positive"),
     ({"interp.radius": 0.0}, "interp.radius must be positive"),
     ({"interp.verify": 1.5}, "interp.verify must be at most 1.0"),
     ({"interp.digits.pH": 0}, "interp.digits.pH must be at least 1"),
