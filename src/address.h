@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-/* High 64 bits of the 128-bit product a * b, portable C99. */
+/* High 64 bits of the 128-bit product a * b. */
 uint64_t mpidht_mulhi64(uint64_t a, uint64_t b);
 
 /* Bijective avalanche finaliser (MurmurHash3's fmix64 constants). */
