@@ -36,11 +36,16 @@ mpidht_status_t mpidht_read_hit(mpidht_t *t, mpidht_item_t *it, unsigned c)
     return mpidht_refresh(t, it, c);
 }
 
+unsigned mpidht_read_span(const mpidht_t *t, const mpidht_item_t *it)
+{
+    return it->op == MPIDHT_OP_SCAN || !t->same_node[it->addr.rank] ? it->addr.count : 1;
+}
+
 bool mpidht_read_next(mpidht_item_t *it)
 {
-    if (it->first == 0 && it->addr.count > 1) {
-        it->first = 1;
-        it->count = it->addr.count - 1;
+    if (it->first + it->count < it->addr.count) {
+        it->first += it->count;
+        it->count = it->addr.count - it->first;
         return true;
     }
     mpidht_item_finish(it, MPIDHT_NOT_FOUND, 0);

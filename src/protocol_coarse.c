@@ -26,10 +26,9 @@ static mpidht_status_t coarse_close(mpidht_t *t)
 
 static void coarse_start(mpidht_t *t, mpidht_item_t *it)
 {
-    (void)t;
     it->step = PROBE;
     it->first = 0;
-    it->count = it->op == MPIDHT_OP_READ ? 1 : it->addr.count;
+    it->count = it->op == MPIDHT_OP_READ ? mpidht_read_span(t, it) : it->addr.count;
 }
 
 static mpidht_status_t coarse_issue(mpidht_t *t, mpidht_item_t *it)

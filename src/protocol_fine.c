@@ -33,7 +33,7 @@ static void fine_start(mpidht_t *t, mpidht_item_t *it)
     }
     it->step = REGISTER;
     it->first = 0;
-    it->count = it->op == MPIDHT_OP_SCAN ? it->addr.count : 1;
+    it->count = mpidht_read_span(t, it);
 }
 
 static mpidht_status_t fine_issue(mpidht_t *t, mpidht_item_t *it)

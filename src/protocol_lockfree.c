@@ -21,7 +21,7 @@ static void lockfree_start(mpidht_t *t, mpidht_item_t *it)
         return;
     }
     it->first = 0;
-    it->count = it->op == MPIDHT_OP_SCAN ? it->addr.count : 1;
+    it->count = mpidht_read_span(t, it);
 }
 
 static mpidht_status_t lockfree_issue(mpidht_t *t, mpidht_item_t *it)

@@ -111,6 +111,36 @@ static mpidht_status_t check_node_memory(MPI_Comm node, uint64_t bytes)
                                                         : MPIDHT_OK;
 }
 
+/* Marks in t->same_node the processes of the node communicator. */
+static mpidht_status_t mark_node(mpidht_t *t, MPI_Comm node)
+{
+    int n = 0;
+    MPI_Group node_group = MPI_GROUP_NULL, table_group = MPI_GROUP_NULL;
+    t->same_node = calloc((size_t)t->comm_size, 1);
+    if (MPI_Comm_size(node, &n) != MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    int *in = malloc((size_t)n * sizeof *in), *out = malloc((size_t)n * sizeof *out);
+    mpidht_status_t st = t->same_node && in && out ? MPIDHT_OK : MPIDHT_ERR_NO_MEMORY;
+    if (st == MPIDHT_OK && (MPI_Comm_group(node, &node_group) != MPI_SUCCESS ||
+                            MPI_Comm_group(t->comm, &table_group) != MPI_SUCCESS))
+        st = MPIDHT_ERR_MPI;
+    for (int i = 0; st == MPIDHT_OK && i < n; ++i)
+        in[i] = i;
+    if (st == MPIDHT_OK &&
+        MPI_Group_translate_ranks(node_group, n, in, table_group, out) != MPI_SUCCESS)
+        st = MPIDHT_ERR_MPI;
+    for (int i = 0; st == MPIDHT_OK && i < n; ++i)
+        if (out[i] >= 0 && out[i] < t->comm_size)
+            t->same_node[out[i]] = 1;
+    if (node_group != MPI_GROUP_NULL)
+        MPI_Group_free(&node_group);
+    if (table_group != MPI_GROUP_NULL)
+        MPI_Group_free(&table_group);
+    free(in);
+    free(out);
+    return st;
+}
+
 /* Learns every process's bucket count and keeps the hosting ones, with
  * where each one's range of buckets starts (placement by capacity). */
 static mpidht_status_t gather_hosts(mpidht_t *t)
@@ -201,6 +231,7 @@ static void release(mpidht_t *t)
 {
     free(t->host_rank);
     free(t->host_first);
+    free(t->same_node);
     mpidht_engine_release(t);
     mpidht_scan_release(t);
     if (t->comm != MPI_COMM_NULL)
@@ -234,9 +265,12 @@ static mpidht_status_t setup(mpidht_t *t, const mpidht_params_t *given,
         return MPIDHT_ERR_MPI;
     MPI_Comm_size(node, &node_size);
     mpidht_status_t st = check_node_memory(node, bytes);
+    mpidht_status_t marked = mark_node(t, node);
     MPI_Comm_free(&node);
     if (local == MPIDHT_OK)
         local = st;
+    if (local == MPIDHT_OK)
+        local = marked;
     valid = valid && local == MPIDHT_OK;
 
     st = check_params_equal(t, params,

@@ -63,6 +63,11 @@ struct mpidht {
     int *host_rank;          /* [hosts] their ranks, ascending */
     uint64_t *host_first;    /* [hosts + 1] start of each one's bucket range */
 
+    /* [comm_size] 1 where the process shares this process's node
+     * (MPI_COMM_TYPE_SHARED): one-sided operations to the others cross
+     * the network, and a flush of them is a round trip. */
+    unsigned char *same_node;
+
     unsigned char *local_base; /* this process's buckets */
     /* [comm_size] where this process can address each process's buckets
      * (every process's on a shared window, its own otherwise; NULL where
