@@ -9,55 +9,46 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
 # python_env DIR MPI: a virtual environment at DIR with NumPy, pytest, the
-# simulator's PHREEQC, SciPy and tqdm, and mpi4py for that MPI (Open MPI:
-# the PyPI wheel, which loads the system's libmpi; MPICH: a wheel built from
-# source with mpicc.mpich once and kept, see mpi4py_wheels), then mpidht
-# itself, built by `pip install` from this checkout with the same compiler
-# wrapper.
+# simulator's PHREEQC, SciPy and tqdm, and mpi4py's wheel from PyPI, then
+# mpidht itself, built by `pip install` from this checkout with MPI's
+# compiler wrapper. The wheel loads the system's libmpi: with Open MPI as
+# is; with MPICH through the name libmpi.so.12 (MPICH's ABI), which Debian
+# ships as libmpich.so.12 only, so DIR/mpich-abi/ holds that name for it
+# and `mpi_env DIR MPI` gives what its processes need in their environment.
 python_env() {
   local venv=$1 mpi=$2
   local pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check)
   [[ -x $venv/bin/python ]] || python3 -m venv "$venv" || return 1
+  if [[ $mpi == mpich ]]; then
+    local lib
+    lib=$(ldconfig -p | awk '$1 == "libmpich.so.12" { print $NF; exit }')
+    [[ -n $lib ]] || { echo "python_env: MPICH's libmpich.so.12 not found (ldconfig -p)" >&2; return 1; }
+    mkdir -p "$venv/mpich-abi" && ln -sfn "$lib" "$venv/mpich-abi/libmpi.so.12" || return 1
+  fi
   # setuptools 77: the first to read pyproject.toml's SPDX licence (PEP 639),
   # and mpidht is built with the venv's own (--no-build-isolation); pip 25:
   # the first whose `pip show` prints that licence (License-Expression).
-  local deps=("pip>=25" numpy pytest "setuptools>=77" phreeqc scipy tqdm meshio matplotlib)
+  local deps=("pip>=25" numpy pytest "setuptools>=77" phreeqc scipy tqdm meshio matplotlib mpi4py)
   if ! "$venv/bin/python" -c "import mpi4py, numpy, pytest, phreeqc, scipy, tqdm, meshio, matplotlib,
 setuptools.command.bdist_wheel, pip
 assert int(setuptools.__version__.split('.')[0]) >= 77 and int(pip.__version__.split('.')[0]) >= 25" \
       2> /dev/null; then
-    if [[ $mpi == openmpi ]]; then
-      "${pip[@]}" "${deps[@]}" mpi4py || return 1
-    else
-      local wheels
-      wheels=$(mpi4py_wheels "$venv" "$mpi") || return 1
-      "${pip[@]}" --no-index --find-links "$wheels" mpi4py || return 1
-      "${pip[@]}" "${deps[@]}" || return 1
-    fi
+    "${pip[@]}" "${deps[@]}" || return 1
   fi
   MPICC=mpicc.$mpi "${pip[@]}" --no-build-isolation --no-deps --force-reinstall "$repo"
 }
 
-# mpi4py_wheels VENV MPI: prints a folder holding an mpi4py wheel built
-# from source against MPI (PyPI's wheel loads a libmpi.so.12, which
-# Debian's MPICH does not ship) for VENV's Python. The build takes minutes
-# on 2 cores, so it is kept, per MPI library and version, under
-# ${XDG_CACHE_HOME:-~/.cache}/mpidht/ (not in pip's cache, which would
-# hand the wheel to any later source build of mpi4py, whatever its MPI).
-mpi4py_wheels() {
-  local venv=$1 mpi=$2 version tag dir
-  version=$("${mpi}version" 2> /dev/null | awk '/Version:/ { print $NF; exit }')
-  if [[ -n $version ]]; then
-    dir=${XDG_CACHE_HOME:-$HOME/.cache}/mpidht/mpi4py-$mpi-$version
-  else
-    dir=$build_root/mpi4py-$mpi  # version unknown: not kept beyond this build
+# mpi_env VENV MPI: the environment (NAME=value, one a line) that
+# processes of VENV's Python need under MPI: for MPICH, the library
+# mpi4py loads (MPI4PY_LIBMPI; it would otherwise find the libmpi.so of
+# Open MPI, Debian's default) and VENV/mpich-abi on the library path for
+# its extension (see python_env); nothing for Open MPI.
+mpi_env() {
+  local venv=$1 mpi=$2
+  if [[ $mpi == mpich ]]; then
+    echo "MPI4PY_LIBMPI=$venv/mpich-abi/libmpi.so.12"
+    echo "LD_LIBRARY_PATH=$venv/mpich-abi${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   fi
-  tag=$("$venv/bin/python" -c 'import sys; print("cp%d%d" % sys.version_info[:2])') || return 1
-  if ! compgen -G "$dir/mpi4py-*-$tag-*.whl" > /dev/null; then
-    MPICC=mpicc.$mpi "$venv/bin/python" -m pip wheel -q --disable-pip-version-check \
-      --no-cache-dir --no-binary mpi4py --no-deps -w "$dir" mpi4py >&2 || return 1
-  fi
-  echo "$dir"
 }
 
 # configure_and_build DIR MPI [cmake options...]: MPI is openmpi or mpich;

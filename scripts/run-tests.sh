@@ -11,7 +11,11 @@
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 
+# say TEXT: a step's line, with the seconds since the command started.
+say() { printf '=== [%4d s] %s\n' "$SECONDS" "$*"; }
+
 bash "$repo/scripts/install-deps.sh" || exit 1
+say "dependencies installed"
 mkdir -p "$build_root"
 
 passed=0 failed=0 status=0
@@ -19,14 +23,14 @@ passed=0 failed=0 status=0
 run_suite() {
   local name=$1 mpi=$2 dir=$build_root/$1
   shift 2
-  echo "=== $name: build"
+  say "$name: build"
   if ! configure_and_build "$dir" "$mpi" "$@" > "$dir.build.log" 2>&1; then
     cat "$dir.build.log"
-    echo "=== $name: BUILD FAILED"
+    say "$name: BUILD FAILED"
     failed=$((failed + 1)) status=1
     return
   fi
-  echo "=== $name: test"
+  say "$name: test"
   ctest --test-dir "$dir" -j "$jobs" --output-on-failure --no-tests=error 2>&1 | tee "$dir.test.log"
   local rc=${PIPESTATUS[0]}
   local line
@@ -42,18 +46,20 @@ run_suite() {
 # and 4 processes; counts rank 0's JUnit report (every rank must exit 0).
 run_python_suite() {
   local name=$1 mpi=$2 venv=$build_root/$1-venv np
-  echo "=== $name: pip install ."
+  say "$name: pip install ."
   if ! python_env "$venv" "$mpi" > "$build_root/$name.install.log" 2>&1; then
     cat "$build_root/$name.install.log"
-    echo "=== $name: INSTALL FAILED"
+    say "$name: INSTALL FAILED"
     failed=$((failed + 1)) status=1
     return
   fi
+  local env
+  mapfile -t env < <(mpi_env "$venv" "$mpi")
   for np in 1 2 4; do
     local out=$build_root/$name/np$np counts
     rm -rf "$out"
-    echo "=== $name: pytest at $np processes"
-    timeout 900 "mpiexec.$mpi" -n "$np" "$repo/python/tests/pytest-rank.sh" \
+    say "$name: pytest at $np processes"
+    env "${env[@]}" timeout 900 "mpiexec.$mpi" -n "$np" "$repo/python/tests/pytest-rank.sh" \
       "$venv/bin/python" "$out" "$repo/python/tests"
     local rc=$?
     counts=$("$venv/bin/python" "$repo/python/tests/junit_counts.py" "$out/rank0.xml")
@@ -69,13 +75,13 @@ run_python_suite() {
 run_step() {
   local name=$1 title=$2 log=$build_root/$1.log
   shift 2
-  echo "=== $name: $title"
+  say "$name: $title"
   if "$@" > "$log" 2>&1; then
     tail -n 1 "$log"
     passed=$((passed + 1))
   else
     cat "$log"
-    echo "=== $name: FAILED"
+    say "$name: FAILED"
     failed=$((failed + 1)) status=1
   fi
 }
@@ -135,5 +141,5 @@ run_step docs "build the HTML docs and check links" build_docs
 MPIDHT_TEST_SCALE=0.1 run_python_suite python-mpich mpich
 
 echo
-echo "total: $passed passed, $failed failed"
+echo "total: $passed passed, $failed failed, in $SECONDS s"
 exit "$status"
