@@ -101,7 +101,7 @@ class Variant:
 #: The trade-off sweep: digits of the exact-key surrogate (C, Ca, pH, pe and
 #: the minerals; Cl and Mg as configured) and tolerances of interpolation.
 TRADEOFF_DIGITS = (3, 4, 5, 6)
-TRADEOFF_TOLERANCES = (1e-5, 3e-5, 1e-4, 3e-4)
+TRADEOFF_TOLERANCES = (5e-6, 1.25e-5, 2.5e-5, 5e-5)
 
 
 @dataclass(frozen=True)
@@ -413,8 +413,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="--tradeoff: exact-key digits (default 3 4 5 6)")
     parser.add_argument("--tolerances", nargs="+", type=float,
                         default=list(TRADEOFF_TOLERANCES),
-                        help="--tradeoff: interpolation tolerances (default 1e-5 3e-5 "
-                             "1e-4 3e-4)")
+                        help="--tradeoff: interpolation tolerances (default "
+                             + " ".join(f"{t:g}" for t in TRADEOFF_TOLERANCES) + ")")
     args = parser.parse_args(argv)
     log_choices = [False] if args.no_log else [True] if args.only_log else [True, False]
     variants = [Variant(r, lg, a, m) for r in args.roundings for lg in log_choices
