@@ -1,0 +1,256 @@
+/*
+ * The C prediction of mpidht.interp (python/mpidht/_interp.c), on its own
+ * so that the sanitizer suite runs it: a linear change is predicted
+ * exactly from its nearest samples and accepted; each early check on a
+ * case built to fail it (too few samples, none within the radius, other
+ * minerals present, outside the box) and each late one (a negative
+ * amount, a conserved sum broken); the nearest are chosen whatever
+ * their slot order; counts beyond the slots are clipped and negative
+ * ones are none; and random classes of every shape (one slot, width 1,
+ * empty, full, NaN inputs) end with a check in range and values where
+ * the check says a prediction was made. Pure: no MPI, no Python.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "_interp.h"
+#include "unit_expect.h"
+
+enum { D = 3, SLOTS = 32 };
+
+/* The change of the linear model: 0.01 x0 - 0.02 x1 + 0.03 x2 + 0.001. */
+static double change_of(const double *x, size_t c)
+{
+    return (double)(c + 1) * (0.01 * x[0] - 0.02 * x[1] + 0.03 * x[2] + 0.001);
+}
+
+typedef struct case_ {
+    double xs[SLOTS * D], ys[SLOTS * D], us[SLOTS * D];
+    int64_t count;
+    uint64_t pin[SLOTS], pout[SLOTS];
+} case_t;
+
+static double uniform(unsigned *seed)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return (double)(*seed >> 8) / (double)(1u << 24);
+}
+
+/* n samples around centre (spread), on the linear model, in slots
+ * [first, first + n); coordinates are the inputs themselves. */
+static void fill(case_t *k, size_t first, size_t n, const double *centre, double spread,
+                 unsigned seed)
+{
+    for (size_t j = first; j < first + n; ++j)
+        for (size_t c = 0; c < D; ++c)
+            k->us[j * D + c] = k->xs[j * D + c] = centre[c] + spread * (2 * uniform(&seed) - 1);
+    for (size_t j = first; j < first + n; ++j)
+        for (size_t c = 0; c < D; ++c)
+            k->ys[j * D + c] = k->xs[j * D + c] + change_of(&k->xs[j * D], c);
+}
+
+static interp_settings_t settings(const double *tolerance, const unsigned char *none)
+{
+    interp_settings_t s = {0};
+    s.need = 4;
+    s.width = 12;
+    s.radius = 1.0;
+    s.extrapolation = 0.0;
+    s.method = INTERP_LINEAR;
+    s.estimate = INTERP_LEAVE_ONE_OUT;
+    s.interval = 3.0;
+    s.ridge = 1e-8;
+    s.tolerance = tolerance;
+    s.ignored = none;
+    s.nonnegative = none;
+    return s;
+}
+
+typedef struct result {
+    uint8_t check;
+    double values[D], estimate[D];
+    int64_t used;
+} result_t;
+
+static result_t predict(const interp_settings_t *s, const case_t *k, const double *x,
+                        uint64_t pq)
+{
+    interp_classes_t c = {1, SLOTS, D, k->xs, k->ys, k->us, &k->count, k->pin, k->pout};
+    void *work = malloc(interp_work(s, &c));
+    int64_t cls = 0;
+    result_t r;
+    interp_predict(s, &c, 1, x, x, &pq, &cls, &r.check, r.values, r.estimate, &r.used, work);
+    free(work);
+    return r;
+}
+
+static const double CENTRE[D] = {1.0, 2.0, 3.0};
+
+static void test_a_linear_change_is_predicted_and_accepted(void)
+{
+    static const double tol[D] = {1e-9, 1e-9, 1e-9};
+    static const unsigned char none[D] = {0};
+    interp_settings_t s = settings(tol, none);
+    case_t k = {0};
+    fill(&k, 0, 20, CENTRE, 0.05, 1);
+    k.count = 20;
+    for (interp_estimate_t e = INTERP_LEAVE_ONE_OUT; e <= INTERP_STANDARD_ERROR; ++e) {
+        s.estimate = e;
+        result_t r = predict(&s, &k, CENTRE, 0);
+        EXPECT(r.check == INTERP_ACCEPTED);
+        EXPECT(r.used == 12);
+        for (size_t c = 0; c < D; ++c)
+            EXPECT(fabs(r.values[c] - (CENTRE[c] + change_of(CENTRE, c))) < 1e-10);
+    }
+    /* Inverse-distance weights cannot follow the slope: rejected at this
+     * tolerance, with an estimate made. */
+    s.method = INTERP_IDW;
+    s.estimate = INTERP_LEAVE_ONE_OUT;
+    result_t r = predict(&s, &k, CENTRE, 0);
+    EXPECT(r.check == INTERP_ERROR_ESTIMATE);
+    EXPECT(r.estimate[0] > 1e-9 && !isnan(r.values[0]));
+}
+
+static void test_the_early_checks_in_order(void)
+{
+    static const double tol[D] = {1.0, 1.0, 1.0};
+    static const unsigned char none[D] = {0};
+    interp_settings_t s = settings(tol, none);
+    case_t k = {0};
+    fill(&k, 0, 20, CENTRE, 0.05, 2);
+    k.count = 3;
+    EXPECT(predict(&s, &k, CENTRE, 0).check == INTERP_FEW_NEIGHBOURS);
+    k.count = 20;
+    double far[D] = {CENTRE[0] + 5, CENTRE[1], CENTRE[2]};
+    EXPECT(predict(&s, &k, far, 0).check == INTERP_TOO_FAR);
+    /* Other minerals present in the inputs: none left. */
+    EXPECT(predict(&s, &k, CENTRE, 1).check == INTERP_PRESENCE);
+    /* Results disagreeing on what is present (half of them, so whichever
+     * 12 are nearest). */
+    for (size_t j = 0; j < SLOTS; ++j)
+        k.pout[j] = j % 2;
+    EXPECT(predict(&s, &k, CENTRE, 0).check == INTERP_PRESENCE);
+    memset(k.pout, 0, sizeof k.pout);
+    double edge[D] = {CENTRE[0] + 0.2, CENTRE[1], CENTRE[2]};
+    s.radius = 1.0;
+    result_t r = predict(&s, &k, edge, 0);
+    EXPECT(r.check == INTERP_OUTSIDE && r.used == 0 && isnan(r.values[0]));
+    s.extrapolation = INFINITY; /* no box check */
+    EXPECT(predict(&s, &k, edge, 0).check == INTERP_ACCEPTED);
+}
+
+static void test_the_nearest_are_chosen_in_any_slot_order(void)
+{
+    static const double tol[D] = {1e-9, 1e-9, 1e-9};
+    static const unsigned char none[D] = {0};
+    interp_settings_t s = settings(tol, none);
+    case_t k = {0};
+    /* 20 far samples off the model first, 12 near ones on it after them. */
+    fill(&k, 0, 20, CENTRE, 0.5, 3);
+    for (size_t j = 0; j < 20; ++j)
+        for (size_t c = 0; c < D; ++c)
+            k.ys[j * D + c] += 0.1;
+    fill(&k, 20, 12, CENTRE, 0.01, 4);
+    k.count = 32;
+    result_t r = predict(&s, &k, CENTRE, 0);
+    EXPECT(r.check == INTERP_ACCEPTED && r.used == 12);
+    /* A count beyond the slots is the slots; a negative one is none. */
+    k.count = 1000;
+    EXPECT(predict(&s, &k, CENTRE, 0).check == INTERP_ACCEPTED);
+    k.count = -5;
+    EXPECT(predict(&s, &k, CENTRE, 0).check == INTERP_FEW_NEIGHBOURS);
+}
+
+static void test_a_negative_amount_and_a_broken_sum_reject(void)
+{
+    static const double tol[D] = {1e-6, 1e-6, 1e-6};
+    static const unsigned char none[D] = {0}, second[D] = {0, 1, 0};
+    static const double conserved[D] = {1, 0, 1}; /* x0 + x2 */
+    interp_settings_t s = settings(tol, none);
+    case_t k = {0};
+    fill(&k, 0, 20, CENTRE, 0.05, 5);
+    k.count = 20;
+    for (size_t j = 0; j < 20; ++j) /* x1 loses 5 in every sample */
+        k.ys[j * D + 1] = k.xs[j * D + 1] - 5.0;
+    s.nonnegative = second;
+    result_t r = predict(&s, &k, CENTRE, 0);
+    EXPECT(r.check == INTERP_NEGATIVE && r.values[1] < 0 && r.used == 12);
+    s.nonnegative = none;
+    EXPECT(predict(&s, &k, CENTRE, 0).check == INTERP_ACCEPTED);
+    /* The samples' x0 + x2 changes (the linear model's), so a prediction
+     * does too: refused when it must be kept. */
+    s.conserved_rows = 1;
+    s.conserved = conserved;
+    s.rtol = 1e-9;
+    EXPECT(predict(&s, &k, CENTRE, 0).check == INTERP_CONSERVATION);
+    s.rtol = 1.0;
+    EXPECT(predict(&s, &k, CENTRE, 0).check == INTERP_ACCEPTED);
+}
+
+static void test_random_shapes_stay_in_bounds(void)
+{
+    static const unsigned char none[D] = {0};
+    static const unsigned char some[D] = {0, 1, 0};
+    static const double tol[D] = {1e-3, 1e-3, 1e-3};
+    static const double conserved[2 * D] = {1, 0, 1, 0, 1, 0};
+    unsigned seed = 7, seen[INTERP_CONSERVATION + 1] = {0};
+    for (int round = 0; round < 2000; ++round) {
+        interp_settings_t s = settings(tol, round % 3 ? none : some);
+        s.need = 1 + (size_t)(uniform(&seed) * 6);
+        s.width = s.need + (size_t)(uniform(&seed) * (double)(SLOTS - s.need));
+        s.radius = uniform(&seed) < 0.1 ? INFINITY : uniform(&seed);
+        s.extrapolation = uniform(&seed) < 0.3 ? INFINITY : uniform(&seed);
+        s.method = uniform(&seed) < 0.3 ? INTERP_IDW : INTERP_LINEAR;
+        s.estimate = s.method == INTERP_LINEAR && uniform(&seed) < 0.5 ? INTERP_STANDARD_ERROR
+                                                                       : INTERP_LEAVE_ONE_OUT;
+        s.ridge = uniform(&seed) < 0.2 ? 0.0 : 1e-8;
+        s.nonnegative = round % 2 ? some : none;
+        s.conserved_rows = round % 4 ? 2 : 0;
+        s.conserved = conserved;
+        s.rtol = 1e-6;
+        case_t k = {0};
+        size_t n = (size_t)(uniform(&seed) * (double)(SLOTS + 1));
+        fill(&k, 0, n, CENTRE, uniform(&seed), seed);
+        k.count = (int64_t)n;
+        for (size_t j = 0; j < SLOTS; ++j) {
+            k.pin[j] = uniform(&seed) < 0.1;
+            k.pout[j] = uniform(&seed) < 0.1;
+        }
+        if (round % 17 == 0 && n > 0)
+            k.xs[0] = k.us[0] = NAN;
+        double x[D];
+        for (size_t c = 0; c < D; ++c)
+            x[c] = CENTRE[c] + 0.2 * (2 * uniform(&seed) - 1);
+        result_t r = predict(&s, &k, x, uniform(&seed) < 0.1);
+        EXPECT(r.check < INTERP_CONSERVATION + 1);
+        seen[r.check < INTERP_CONSERVATION + 1 ? r.check : 0]++;
+        bool made = r.check == INTERP_ACCEPTED || r.check >= INTERP_ERROR_ESTIMATE;
+        EXPECT(made == (r.used > 0));
+        EXPECT(r.used <= (int64_t)s.width && r.used <= (int64_t)n);
+        if (r.check == INTERP_ACCEPTED)
+            for (size_t c = 0; c < D; ++c)
+                EXPECT(isfinite(r.values[c]) && r.estimate[c] <= tol[c]);
+        if (!made)
+            EXPECT(isnan(r.values[0]) && isnan(r.estimate[0]));
+    }
+    /* The rounds reach every outcome up to the error estimate (their
+     * samples keep amounts positive and the conserved sums). */
+    for (int c = INTERP_ACCEPTED; c <= INTERP_ERROR_ESTIMATE; ++c) {
+        if (!(seen[c] > 0))
+            fprintf(stderr, "outcome %d never seen\n", c);
+        EXPECT(seen[c] > 0);
+    }
+}
+
+int main(void)
+{
+    test_a_linear_change_is_predicted_and_accepted();
+    test_the_early_checks_in_order();
+    test_the_nearest_are_chosen_in_any_slot_order();
+    test_a_negative_amount_and_a_broken_sum_reject();
+    test_random_shapes_stay_in_bounds();
+    return unit_result("interp kernel");
+}
