@@ -35,8 +35,11 @@ class BuildWithMpicc(build_ext):
                 f"MPI compiler wrapper {mpicc!r} not found: install an MPI "
                 "development package (e.g. libopenmpi-dev) or set MPICC")
         cc = shlex.split(mpicc)
-        self.compiler.set_executable("compiler_so", cc + ["-fPIC", "-O2", "-std=c11"])
-        self.compiler.set_executable("linker_so", cc + ["-shared"])
+        # As CMakeLists.txt builds the library: its calls to its own
+        # functions may be inlined and bind inside it (no PLT).
+        self.compiler.set_executable("compiler_so", cc + ["-fPIC", "-O2", "-std=c11",
+                                                          "-fno-semantic-interposition"])
+        self.compiler.set_executable("linker_so", cc + ["-shared", "-Wl,-Bsymbolic-functions"])
         super().build_extensions()
 
 
