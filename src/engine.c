@@ -339,8 +339,11 @@ static void prefetch_item(const mpidht_t *t, const mpidht_item_t *it, bool alone
 }
 
 /* Runs the items among items[0..n) whose target is rank (all if rank < 0)
- * to completion. */
-static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, int rank)
+ * to completion. unlocked: the caller ends the coarse protocol's
+ * MPI_Win_lock epochs next, which complete the operations left (releases
+ * issued by the last steps), so no flush of its own before them. */
+static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, int rank,
+                                 bool unlocked)
 {
     const mpidht_protocol_ops_t *ops = t->ops;
     size_t left = 0;
@@ -395,9 +398,8 @@ static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, in
         else if (retrying)
             sched_yield(); /* let a holder on this core run */
     }
-    /* Releases issued by the last steps; under the coarse protocol's
-     * MPI_Win_unlock, which completes them itself, no flush before it. */
-    if (rank >= 0 && !t->direct) {
+    /* Releases issued by the last steps. */
+    if (unlocked) {
         forget_dirty(t);
         return MPIDHT_OK;
     }
@@ -438,31 +440,80 @@ static mpidht_status_t unlock_target(mpidht_t *t, int rank, bool exclusive)
     return st;
 }
 
+/* The lowest target above `after` of items[0..n) (-1 if none), and
+ * whether anything but reads goes there. */
+static int next_target(const mpidht_item_t *items, size_t n, int after, bool *exclusive)
+{
+    int rank = -1;
+    *exclusive = false;
+    for (size_t i = 0; i < n; ++i) {
+        int r = items[i].addr.rank;
+        if (r > after && (rank < 0 || r < rank)) {
+            rank = r;
+            *exclusive = false;
+        }
+        if (r == rank)
+            *exclusive = *exclusive ||
+                         (items[i].op != MPIDHT_OP_READ && items[i].op != MPIDHT_OP_SCAN);
+    }
+    return rank;
+}
+
+/* Coarse, one-sided: every target of the items locked first, ascending
+ * (callers take locks in one order, so none waits for another in a
+ * cycle), then the items of all targets run together, one flush per
+ * target and round, and every lock is released: a batch over P targets
+ * costs the rounds of its slowest target, not of all P one after
+ * another. */
+static mpidht_status_t run_locked_together(mpidht_t *t, mpidht_item_t *items, size_t n)
+{
+    mpidht_status_t st = MPIDHT_OK;
+    int locked = -1;
+    for (;;) {
+        bool exclusive;
+        int rank = next_target(items, n, locked, &exclusive);
+        if (rank < 0)
+            break;
+        st = lock_target(t, rank, exclusive);
+        if (st != MPIDHT_OK)
+            break;
+        locked = rank;
+    }
+    if (st == MPIDHT_OK)
+        st = run_items(t, items, n, -1, true);
+    for (int after = -1;;) {
+        bool exclusive;
+        int rank = next_target(items, n, after, &exclusive);
+        if (rank < 0 || rank > locked)
+            break;
+        mpidht_status_t unlocked = unlock_target(t, rank, exclusive);
+        t->engine->refresh_pending[rank] = 0;
+        if (st == MPIDHT_OK)
+            st = unlocked;
+        after = rank;
+    }
+    return st;
+}
+
 mpidht_status_t mpidht_engine_run(mpidht_t *t, mpidht_item_t *items, size_t n)
 {
     if (!t->ops->lock_per_target)
-        return run_items(t, items, n, -1);
-    /* Coarse: one target at a time, ascending, under its window lock
-     * (exclusive if anything but reads goes there). */
+        return run_items(t, items, n, -1, false);
+    if (!t->direct)
+        return run_locked_together(t, items, n);
+    /* Coarse on a direct table: one target at a time, ascending, under its
+     * lock word (exclusive if anything but reads goes there); there a
+     * round costs no round trip, and a lock held while other targets'
+     * items run would only keep others waiting. */
     for (int done = -1;;) {
-        int rank = -1;
-        bool exclusive = false;
-        for (size_t i = 0; i < n; ++i) {
-            int r = items[i].addr.rank;
-            if (r > done && (rank < 0 || r < rank)) {
-                rank = r;
-                exclusive = false;
-            }
-            if (r == rank)
-                exclusive = exclusive || (items[i].op != MPIDHT_OP_READ &&
-                                          items[i].op != MPIDHT_OP_SCAN);
-        }
+        bool exclusive;
+        int rank = next_target(items, n, done, &exclusive);
         if (rank < 0)
             return MPIDHT_OK;
         mpidht_status_t st = lock_target(t, rank, exclusive);
         if (st != MPIDHT_OK)
             return st;
-        st = run_items(t, items, n, rank);
+        st = run_items(t, items, n, rank, false);
         mpidht_status_t unlocked = unlock_target(t, rank, exclusive);
         t->engine->refresh_pending[rank] = 0;
         if (st != MPIDHT_OK || unlocked != MPIDHT_OK)
