@@ -13,6 +13,8 @@ set(MPIDHT_TEST_CONCURRENCY_BATCH_OPS ${MPIDHT_TEST_CONCURRENCY_OPS} CACHE STRIN
 set(MPIDHT_TEST_BATCH_WRITES 600 CACHE STRING "Writes per rank in the batch equivalence tests")
 set(MPIDHT_TEST_NPROCS_MPI_ACCESS "1;2;4" CACHE STRING
     "Process counts for the worst-case tests run again with MPIDHT_SHARED_ACCESS=mpi")
+option(MPIDHT_TEST_HOSTS
+  "Register the tests across emulated hosts (tests/hosts; skipped where namespaces cannot be made)" ON)
 set(MPIDHT_TEST_SCALE 1 CACHE STRING
     "Factor on the counts of the local iteration and dump tests (MPIDHT_TEST_SCALE in their environment)")
 

@@ -117,7 +117,8 @@ extern "C" {
       "on every process differs between processes")                            \
     X(MPIDHT_ERR_WINDOW_UNSUPPORTED, 16, "the requested window kind "          \
       "cannot be used here (a shared window needs all processes on one "       \
-      "node; the MPI library may have no component for MPI_Win_create)")       \
+      "node; the MPI library may have no component for MPI_Win_create, or "    \
+      "for any window between nodes)")                                         \
     X(MPIDHT_ERR_NO_MEMORY, 17, "out of memory, or the MPI library could "     \
       "not allocate the window")                                               \
     X(MPIDHT_ERR_MPI, 18, "an MPI call failed")                                \

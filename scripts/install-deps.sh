@@ -23,6 +23,8 @@ all=(
   clang libclang-rt-14-dev
   # the benchmark suite: servers to compare with, their clients
   redis-server memcached libhiredis-dev libmemcached-dev
+  # emulated hosts (network namespaces, bridge, veth pairs)
+  iproute2
 )
 
 list=false

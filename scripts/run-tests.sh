@@ -6,8 +6,12 @@
 # Python package (`pip install .`) for each MPI and runs its pytest suite,
 # checks the source distribution (scripts/check-sdist.sh) and type-checks
 # the Python code (mypy --strict).
-# MPI tests run at 1, 2 and 4 processes (MPICH: see below). Exits non-zero
-# if anything fails.
+# MPI tests run at 1, 2 and 4 processes (MPICH: see below). Where this
+# machine can make network namespaces (root), the hot-key, batch, atomic
+# update, dump/restore and window tests also run across 2 emulated hosts
+# with Open MPI (tests/hosts, scripts/emulated-hosts.sh), and so do the
+# simulator's coupled runs; elsewhere they are skipped, saying why. Exits
+# non-zero if anything fails.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 
@@ -18,7 +22,21 @@ bash "$repo/scripts/install-deps.sh" || exit 1
 say "dependencies installed"
 mkdir -p "$build_root"
 
-passed=0 failed=0 status=0
+passed=0 failed=0 skipped=0 status=0
+
+# The tests' emulated hosts (their own names, apart from a benchmark's) are
+# removed however this script ends.
+export MPIDHT_HOSTS_PREFIX=mpidht-t
+hosts_down() { "$repo/scripts/emulated-hosts.sh" down > /dev/null 2>&1 || true; }
+trap hosts_down EXIT
+trap 'exit 130' INT TERM
+hosts_ok=true
+if hosts_reason=$("$repo/scripts/emulated-hosts.sh" check 2>&1); then
+  echo "=== hosts: the tests across emulated hosts run in the Open MPI suite and for the simulator"
+else
+  echo "=== hosts: SKIPPING the tests across emulated hosts: ${hosts_reason#emulated hosts unavailable: }"
+  hosts_ok=false
+fi
 # run_suite NAME MPI [cmake options...]
 run_suite() {
   local name=$1 mpi=$2 dir=$build_root/$1
@@ -35,10 +53,12 @@ run_suite() {
   local rc=${PIPESTATUS[0]}
   local line
   line=$(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$dir.test.log" | tail -n 1)
-  local total=${line##* out of } bad
+  local total=${line##* out of } bad skip
   bad=$(sed -E 's/.*tests passed, ([0-9]+) tests failed.*/\1/' <<< "$line")
   if [[ -z $line ]]; then total=1 bad=1; fi  # no summary: count as a failure
-  passed=$((passed + total - bad)) failed=$((failed + bad))
+  # CTest counts a skipped test (exit 77: no emulated hosts here) as passed.
+  skip=$(grep -cE '^[[:space:]]+[0-9]+ - .* \(Skipped\)$' "$dir.test.log")
+  passed=$((passed + total - bad - skip)) failed=$((failed + bad)) skipped=$((skipped + skip))
   if ((rc != 0 || bad != 0)); then status=1; fi
 }
 
@@ -120,13 +140,17 @@ run_suite openmpi openmpi -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPIDHT_BUILD_TESTS
 # allocate-window hot-key tests (test_concurrency_*_allocate_*, at 1, 2
 # and 4) and on the worst-case tests run again with
 # MPIDHT_SHARED_ACCESS=mpi, which run at 1 and 2 here.
+# Not across emulated hosts: MPICH 4.0.2 over UCX's TCP transport now and
+# then hangs in MPI_Finalize there, one process closing its endpoints while
+# its peer waits in the launcher's barrier (docs/hosts.md).
 run_suite mpich mpich -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPIDHT_BUILD_TESTS=ON \
   -DMPIDHT_TEST_NPROCS="1;2" -DMPIDHT_TEST_NPROCS_CONCURRENT="1;2;4" \
   -DMPIDHT_TEST_NPROCS_MPI_ACCESS="1;2" \
   -DMPIDHT_TEST_CONCURRENCY_OPS=400 -DMPIDHT_TEST_CONCURRENCY_BATCH_OPS=150 \
-  -DMPIDHT_TEST_BATCH_WRITES=80 -DMPIDHT_TEST_SCALE=0.05
+  -DMPIDHT_TEST_BATCH_WRITES=80 -DMPIDHT_TEST_SCALE=0.05 -DMPIDHT_TEST_HOSTS=OFF
+# (The tests across hosts run in the Open MPI suite above, not again here.)
 run_suite sanitizers openmpi -DCMAKE_BUILD_TYPE=Debug -DMPIDHT_BUILD_TESTS=ON \
-  -DMPIDHT_SANITIZE=address,undefined
+  -DMPIDHT_SANITIZE=address,undefined -DMPIDHT_TEST_HOSTS=OFF
 # The dump loader under libFuzzer (clang), ASan and UBSan, for a bounded
 # time from a generated seed corpus.
 run_suite fuzz openmpi -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
@@ -134,6 +158,14 @@ run_suite fuzz openmpi -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
   -DMPIDHT_BUILD_EXAMPLES=OFF -DMPIDHT_BUILD_BENCH=OFF
 
 run_python_suite python-openmpi openmpi
+if $hosts_ok; then
+  run_step hosts-simulator "the simulator on workers spread over 2 emulated hosts" \
+    bash "$repo/tests/hosts/simulator-across.sh" "$build_root/python-openmpi-venv/bin/python" \
+    "$build_root/hosts-simulator"
+else
+  echo "=== hosts-simulator: SKIPPED: no emulated hosts here (see above)"
+  skipped=$((skipped + 1))
+fi
 run_step sdist "build, inspect and install the sdist" check_sdist
 run_step mypy "mypy --strict" typecheck
 run_step docs "build the HTML docs and check links" build_docs
@@ -141,5 +173,5 @@ run_step docs "build the HTML docs and check links" build_docs
 MPIDHT_TEST_SCALE=0.1 run_python_suite python-mpich mpich
 
 echo
-echo "total: $passed passed, $failed failed, in $SECONDS s"
+echo "total: $passed passed, $failed failed, $skipped skipped, in $SECONDS s"
 exit "$status"

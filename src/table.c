@@ -201,6 +201,7 @@ static mpidht_status_t build(mpidht_t *t, const mpidht_params_t *params,
     if (st != MPIDHT_OK)
         return st;
     /* Same inputs everywhere, so every process reaches the same verdict. */
+    t->single_node = single_node;
     st = mpidht_window_resolve(params->window, single_node, &t->window);
     if (st != MPIDHT_OK)
         return st;

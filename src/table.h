@@ -50,6 +50,7 @@ struct mpidht {
     unsigned candidates;
     mpidht_protocol_t protocol;
     mpidht_window_kind_t window;
+    bool single_node; /* every process of comm on this node */
     mpidht_eviction_t eviction;
     double timeout; /* seconds; 0 = none */
     const struct mpidht_protocol_ops *ops;

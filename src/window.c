@@ -1,6 +1,7 @@
 #include "window.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,12 +57,26 @@ static mpidht_status_t create_window(mpidht_t *t, size_t bytes, MPI_Info info)
     if (rc == MPI_SUCCESS)
         return MPIDHT_OK;
     /* Memory was refused, or the library has no component for this window
-     * kind here (Open MPI 4.1 from Debian cannot MPI_Win_create on a
-     * single process: osc pt2pt is disabled there and osc rdma needs a
-     * peer). */
-    return t->window == MPIDHT_WINDOW_CREATE && !(bytes > 0 && !t->alloc_mem)
-               ? MPIDHT_ERR_WINDOW_UNSUPPORTED
-               : MPIDHT_ERR_NO_MEMORY;
+     * kind here: Open MPI 4.1 from Debian cannot MPI_Win_create on a
+     * single process (osc pt2pt is disabled there and osc rdma needs a
+     * peer), nor make any window between nodes over TCP (osc rdma needs a
+     * network with RDMA; osc pt2pt and ucx are disabled). */
+    if (t->window == MPIDHT_WINDOW_CREATE && bytes > 0 && !t->alloc_mem)
+        return MPIDHT_ERR_NO_MEMORY;
+    int class = MPI_ERR_OTHER;
+    MPI_Error_class(rc, &class);
+    if (class == MPI_ERR_NO_MEM)
+        return MPIDHT_ERR_NO_MEMORY;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "error %d", rc);
+    static const char *const calls[] = {[MPIDHT_WINDOW_SHARED] = "MPI_Win_allocate_shared",
+                                        [MPIDHT_WINDOW_ALLOCATE] = "MPI_Win_allocate",
+                                        [MPIDHT_WINDOW_CREATE] = "MPI_Win_create"};
+    mpidht_set_detail(t, "%s failed: %s", calls[t->window], text);
+    return t->window == MPIDHT_WINDOW_CREATE || !t->single_node ? MPIDHT_ERR_WINDOW_UNSUPPORTED
+                                                                 : MPIDHT_ERR_NO_MEMORY;
 }
 
 /* Fills t->node_base (calloc'ed: NULL where no address is known). */

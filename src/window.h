@@ -35,7 +35,10 @@ mpidht_status_t mpidht_window_resolve(mpidht_window_kind_t requested,
  * `bytes` bytes of this process, sets t->local_base (and t->alloc_mem),
  * makes MPI errors on it return, finds the addresses of every process's
  * part on a shared window (t->node_base, t->window_lock) and zeroes the
- * local part. The caller
+ * local part. Where MPI refuses the window: MPIDHT_ERR_NO_MEMORY for
+ * memory (or any failure on one node), MPIDHT_ERR_WINDOW_UNSUPPORTED with
+ * MPI's message in the error detail where MPI has no component for the
+ * kind (a create window, or any window across nodes). The caller
  * must agree on the result over t->comm before any process uses the
  * window. If the MPI library fails to create the window on some processes
  * only, freeing it again is not possible without a hang: the library
