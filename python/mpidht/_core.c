@@ -890,57 +890,57 @@ static PyObject *core_key_encode(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* predict(n, m, slots, d, need, width, radius, extrapolation, method,
- * estimate, interval, ridge, rtol, atol, q, tolerance, ignored,
- * nonnegative, conserved, xs, ys, us, count, pin, pout, x, uq, pq, cls,
- * check, values, estimates, used): mpidht.interp's prediction in C
- * (_interp.h). Buffers, C-contiguous: tolerance d doubles; ignored and
- * nonnegative d bytes; conserved q x d doubles; xs, ys, us m x slots x d
- * doubles; count m int64; pin, pout m x slots uint64; x, uq n x d doubles;
- * pq n uint64; cls n int64 (each in 0..m-1); writable: check n bytes,
- * values and estimates n x d doubles, used n int64. interp.Settings has
- * checked the numbers; the sizes and classes are checked here. */
+/* predict(n, m, slots, d, stride, need, width, radius, extrapolation,
+ * method, estimate, interval, ridge, rtol, atol, q, p, tolerance, ignored,
+ * nonnegative, conserved, log, floor, scale, presence, samples, count, x,
+ * cls, check, values, estimates, used): mpidht.interp's prediction in C
+ * (_interp.h). Buffers, C-contiguous: tolerance, floor and scale d
+ * doubles; ignored, nonnegative and log d bytes; conserved q x d doubles;
+ * presence p int64 (columns); samples (m - 1) stride + 2 slots d doubles
+ * (class k's slot j: input then result at k stride + 2 j d); count m int64; x n x d
+ * doubles; cls n int64 (each in 0..m-1); writable: check n bytes, values
+ * and estimates n x d doubles, used n int64. interp.Settings has checked
+ * the numbers; the sizes, columns and classes are checked here. */
 static PyObject *core_predict(PyObject *module, PyObject *args)
 {
     (void)module;
-    Py_ssize_t n, m, slots, d, need, width, q;
+    Py_ssize_t n, m, slots, d, stride, need, width, q, p;
     int method, estimate;
     interp_settings_t set;
-    enum { ARGS = 18 };
+    enum { ARGS = 16 };
     PyObject *obj[ARGS];
-    if (!PyArg_ParseTuple(args, "nnnnnnddiidddd" "n" "OOOOOOOOOOOOOOOOOO", &n, &m, &slots,
-                          &d, &need, &width, &set.radius, &set.extrapolation, &method,
-                          &estimate, &set.interval, &set.ridge, &set.rtol, &set.atol, &q,
-                          &obj[0], &obj[1], &obj[2], &obj[3], &obj[4], &obj[5], &obj[6],
-                          &obj[7], &obj[8], &obj[9], &obj[10], &obj[11], &obj[12], &obj[13],
-                          &obj[14], &obj[15], &obj[16], &obj[17]))
+    if (!PyArg_ParseTuple(args, "nnnnnnnddiidddd" "nn" "OOOOOOOOOOOOOOOO", &n, &m, &slots,
+                          &d, &stride, &need, &width, &set.radius, &set.extrapolation,
+                          &method, &estimate, &set.interval, &set.ridge, &set.rtol, &set.atol,
+                          &q, &p, &obj[0], &obj[1], &obj[2], &obj[3], &obj[4], &obj[5],
+                          &obj[6], &obj[7], &obj[8], &obj[9], &obj[10], &obj[11], &obj[12],
+                          &obj[13], &obj[14], &obj[15]))
         return NULL;
-    if (n < 0 || m < 0 || slots < 1 || d < 1 || q < 0 || need < 1 || width < 1 ||
-        width > slots || (m == 0 && n > 0))
+    if (n < 0 || m < 0 || slots < 1 || d < 1 || q < 0 || p < 0 || p > 64 || need < 1 ||
+        width < 1 || width > slots || stride / 2 / d < slots || (m == 0 && n > 0))
         return PyErr_Format(PyExc_ValueError,
-                            "bad sizes: n %zd, m %zd, slots %zd, d %zd, need %zd, width %zd, "
-                            "q %zd", n, m, slots, d, need, width, q);
+                            "bad sizes: n %zd, m %zd, slots %zd, d %zd, stride %zd, need %zd, "
+                            "width %zd, q %zd, p %zd", n, m, slots, d, stride, need, width, q,
+                            p);
     if ((method != INTERP_IDW && method != INTERP_LINEAR) ||
         (estimate != INTERP_LEAVE_ONE_OUT && estimate != INTERP_STANDARD_ERROR) ||
         (estimate == INTERP_STANDARD_ERROR && method != INTERP_LINEAR))
         return PyErr_Format(PyExc_ValueError, "bad method %d or estimate %d", method,
                             estimate);
     size_t un = (size_t)n, um = (size_t)m, uslots = (size_t)slots, ud = (size_t)d;
-    size_t samples = um * uslots;
     const struct { size_t size; const char *what; int writable; } arg[ARGS] = {
         {ud * sizeof(double), "tolerance", 0},
         {ud, "ignored", 0},
         {ud, "nonnegative", 0},
         {(size_t)q * ud * sizeof(double), "conserved", 0},
-        {samples * ud * sizeof(double), "xs", 0},
-        {samples * ud * sizeof(double), "ys", 0},
-        {samples * ud * sizeof(double), "us", 0},
+        {ud, "log", 0},
+        {ud * sizeof(double), "floor", 0},
+        {ud * sizeof(double), "scale", 0},
+        {(size_t)p * sizeof(int64_t), "presence", 0},
+        {um ? ((um - 1) * (size_t)stride + 2 * uslots * ud) * sizeof(double) : 0, "samples",
+         0},
         {um * sizeof(int64_t), "count", 0},
-        {samples * sizeof(uint64_t), "pin", 0},
-        {samples * sizeof(uint64_t), "pout", 0},
         {un * ud * sizeof(double), "x", 0},
-        {un * ud * sizeof(double), "uq", 0},
-        {un * sizeof(uint64_t), "pq", 0},
         {un * sizeof(int64_t), "cls", 0},
         {un, "check", 1},
         {un * ud * sizeof(double), "values", 1},
@@ -954,13 +954,15 @@ static PyObject *core_predict(PyObject *module, PyObject *args)
                       arg[got].writable) != 0)
             break;
     if (got == ARGS) {
-        const int64_t *cls = view[13].buf;
-        for (size_t i = 0; i < un; ++i)
-            if (cls[i] < 0 || (size_t)cls[i] >= um) {
+        const int64_t *presence = view[7].buf, *cls = view[11].buf;
+        for (Py_ssize_t i = 0; i < p && !PyErr_Occurred(); ++i)
+            if (presence[i] < 0 || presence[i] >= d)
+                PyErr_Format(PyExc_ValueError, "presence[%zd] = %lld is not a column in 0..%zd",
+                             i, (long long)presence[i], d - 1);
+        for (size_t i = 0; i < un && !PyErr_Occurred(); ++i)
+            if (cls[i] < 0 || (size_t)cls[i] >= um)
                 PyErr_Format(PyExc_ValueError, "cls[%zu] = %lld is not a class in 0..%zd", i,
                              (long long)cls[i], m - 1);
-                break;
-            }
     }
     void *work = NULL;
     if (got == ARGS && !PyErr_Occurred()) {
@@ -973,14 +975,17 @@ static PyObject *core_predict(PyObject *module, PyObject *args)
         set.nonnegative = view[2].buf;
         set.conserved_rows = (size_t)q;
         set.conserved = view[3].buf;
-        interp_classes_t classes = {um, uslots, ud, view[4].buf, view[5].buf, view[6].buf,
-                                    view[7].buf, view[8].buf, view[9].buf};
+        set.log = view[4].buf;
+        set.floor = view[5].buf;
+        set.scale = view[6].buf;
+        set.presence_count = (size_t)p;
+        set.presence = view[7].buf;
+        interp_classes_t classes = {um, uslots, ud, view[8].buf, (size_t)stride, view[9].buf};
         work = PyMem_Malloc(interp_work(&set, &classes));
         if (work) {
             Py_BEGIN_ALLOW_THREADS
             interp_predict(&set, &classes, un, view[10].buf, view[11].buf, view[12].buf,
-                           view[13].buf, view[14].buf, view[15].buf, view[16].buf,
-                           view[17].buf, work);
+                           view[13].buf, view[14].buf, view[15].buf, work);
             Py_END_ALLOW_THREADS
         } else {
             PyErr_NoMemory();

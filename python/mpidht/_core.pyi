@@ -24,12 +24,12 @@ class Error(RuntimeError): ...
 def key_encode(spec: list[tuple[int, int, bool, float]], rows: int, values: Any,
                out: Any) -> None: ...
 
-def predict(n: int, m: int, slots: int, d: int, need: int, width: int, radius: float,
-            extrapolation: float, method: int, estimate: int, interval: float, ridge: float,
-            rtol: float, atol: float, q: int, tolerance: Any, ignored: Any, nonnegative: Any,
-            conserved: Any, xs: Any, ys: Any, us: Any, count: Any, pin: Any, pout: Any,
-            x: Any, uq: Any, pq: Any, cls: Any, check: Any, values: Any, estimates: Any,
-            used: Any) -> None: ...
+def predict(n: int, m: int, slots: int, d: int, stride: int, need: int, width: int,
+            radius: float, extrapolation: float, method: int, estimate: int, interval: float,
+            ridge: float, rtol: float, atol: float, q: int, p: int, tolerance: Any,
+            ignored: Any, nonnegative: Any, conserved: Any, log: Any, floor: Any, scale: Any,
+            presence: Any, samples: Any, count: Any, x: Any, cls: Any, check: Any,
+            values: Any, estimates: Any, used: Any) -> None: ...
 
 class Table:
     closed: bool

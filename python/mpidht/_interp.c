@@ -40,6 +40,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 /* The Cholesky factor of the p x p matrix m (lower triangle read) into
  * the lower triangle of l, row-major; false if m is not positive definite
@@ -273,8 +274,12 @@ static void fit_idw(size_t k, size_t di, size_t d, const double *restrict delta,
     }
 }
 
-/* The work space of one query, carved from the caller's. */
+/* The work space of one call, carved from the caller's. */
 typedef struct query_work {
+    uint64_t *pin, *pout; /* m x slots: presence bits of the samples */
+    double *us;      /* m x slots x d: the samples' coordinates */
+    unsigned char *ready; /* m: class k's us, pin and pout computed */
+    double *uq;      /* d: the query's coordinates */
     int32_t *slot;   /* slots: candidates */
     int32_t *sel;    /* width: the samples used, nearest first */
     double *dist;    /* slots */
@@ -295,17 +300,56 @@ static size_t active_columns(const interp_settings_t *s, size_t d)
 
 size_t interp_work(const interp_settings_t *s, const interp_classes_t *c)
 {
-    size_t d = c->d, di = active_columns(s, d);
-    size_t doubles = c->slots + s->width + s->width * (di + d) + 5 * d + fit_doubles(di, d);
-    return doubles * sizeof(double) + (c->slots + s->width + 1) * sizeof(int32_t);
+    size_t d = c->d, di = active_columns(s, d), samples = c->m * c->slots;
+    size_t doubles = samples * d + d + c->slots + s->width + s->width * (di + d) + 5 * d +
+                     fit_doubles(di, d);
+    return 2 * samples * sizeof(uint64_t) + doubles * sizeof(double) +
+           (c->slots + s->width + 1) * sizeof(int32_t) + c->m;
+}
+
+/* The coordinates u (d) of the state x (d). */
+static void coords_of(const interp_settings_t *s, size_t d, const double *x, double *u)
+{
+    for (size_t col = 0; col < d; ++col) {
+        double v = x[col];
+        if (s->log[col]) /* at or below the floor, the floor's; NaN stays NaN */
+            v = log10(v <= s->floor[col] ? s->floor[col] : v);
+        u[col] = s->ignored[col] ? 0.0 : v / s->scale[col];
+    }
+}
+
+/* The presence bits of the state x. */
+static uint64_t bits_of(const interp_settings_t *s, const double *x)
+{
+    uint64_t bits = 0;
+    for (size_t i = 0; i < s->presence_count; ++i)
+        bits |= (uint64_t)(x[s->presence[i]] > 0) << i;
+    return bits;
+}
+
+/* The samples of class k: where they lie. */
+static const double *class_samples(const interp_classes_t *c, size_t k)
+{
+    return c->samples + k * c->stride;
+}
+
+static size_t class_count(const interp_classes_t *c, size_t k)
+{
+    size_t have = c->count[k] < 0 ? 0 : (size_t)c->count[k];
+    return have > c->slots ? c->slots : have;
 }
 
 static query_work_t query_split(const interp_settings_t *s, const interp_classes_t *c,
                                 void *work)
 {
     size_t d = c->d, di = active_columns(s, d);
+    size_t samples = c->m * c->slots;
     query_work_t w;
-    w.dist = work;
+    w.pin = work;
+    w.pout = w.pin + samples;
+    w.us = (double *)(w.pout + samples);
+    w.uq = w.us + samples * d;
+    w.dist = w.uq + d;
     w.best = w.dist + c->slots;
     w.delta = w.best + s->width;
     w.change = w.delta + s->width * di;
@@ -317,6 +361,8 @@ static query_work_t query_split(const interp_settings_t *s, const interp_classes
     w.fit = w.hi + d;
     w.slot = (int32_t *)(w.fit + fit_doubles(di, d));
     w.sel = w.slot + c->slots;
+    w.ready = (unsigned char *)(w.sel + s->width + 1);
+    memset(w.ready, 0, c->m);
     return w;
 }
 
@@ -326,10 +372,9 @@ static query_work_t query_split(const interp_settings_t *s, const interp_classes
 static size_t choose(const interp_settings_t *s, const interp_classes_t *c, size_t k,
                      const double *uq, uint64_t pq, size_t *within, query_work_t *w)
 {
-    size_t d = c->d, have = c->count[k] < 0 ? 0 : (size_t)c->count[k];
-    have = have > c->slots ? c->slots : have;
-    const double *us = c->us + k * c->slots * d;
-    const uint64_t *pin = c->pin + k * c->slots;
+    size_t d = c->d, have = class_count(c, k);
+    const double *us = w->us + k * c->slots * d;
+    const uint64_t *pin = w->pin + k * c->slots;
     size_t found = 0;
     *within = 0;
     for (size_t j = 0; j < have; ++j) {
@@ -372,7 +417,7 @@ static bool outside(const interp_settings_t *s, const interp_classes_t *c, size_
                     const double *uq, size_t used, query_work_t *w)
 {
     size_t d = c->d;
-    const double *us = c->us + k * c->slots * d;
+    const double *us = w->us + k * c->slots * d;
     for (size_t col = 0; col < d; ++col) {
         w->lo[col] = INFINITY;
         w->hi[col] = -INFINITY;
@@ -398,15 +443,16 @@ static interp_check_t predict_one(const interp_settings_t *s, const interp_class
                                   double *values, double *estimate, query_work_t *w)
 {
     size_t d = c->d, di = active_columns(s, d);
-    const double *xs = c->xs + k * c->slots * d, *ys = c->ys + k * c->slots * d;
-    const double *us = c->us + k * c->slots * d;
+    const double *samples = class_samples(c, k);
+    const double *us = w->us + k * c->slots * d;
     for (size_t j = 0; j < used; ++j) {
-        size_t at = (size_t)w->sel[j] * d;
+        size_t slot = (size_t)w->sel[j];
+        const double *xj = samples + 2 * slot * d, *rj = xj + d, *uj = us + slot * d;
         double *dj = w->delta + j * di, *yj = w->change + j * d;
         for (size_t col = 0, a = 0; col < d; ++col) {
-            yj[col] = s->ignored[col] ? ys[at + col] : ys[at + col] - xs[at + col];
+            yj[col] = s->ignored[col] ? rj[col] : rj[col] - xj[col];
             if (!s->ignored[col])
-                dj[a++] = us[at + col] - uq[col];
+                dj[a++] = uj[col] - uq[col];
         }
     }
     if (s->method == INTERP_LINEAR) {
@@ -443,32 +489,51 @@ static interp_check_t predict_one(const interp_settings_t *s, const interp_class
     return INTERP_ACCEPTED;
 }
 
+/* The coordinates and presence bits of class k's samples, once a call. */
+static void prepare_class(const interp_settings_t *s, const interp_classes_t *c, size_t k,
+                          query_work_t *w)
+{
+    if (w->ready[k])
+        return;
+    w->ready[k] = 1;
+    size_t d = c->d, have = class_count(c, k);
+    const double *samples = class_samples(c, k);
+    for (size_t j = 0; j < have; ++j) {
+        const double *xj = samples + 2 * j * d;
+        size_t at = k * c->slots + j;
+        coords_of(s, d, xj, w->us + at * d);
+        w->pin[at] = bits_of(s, xj);
+        w->pout[at] = bits_of(s, xj + d);
+    }
+}
+
 void interp_predict(const interp_settings_t *s, const interp_classes_t *c, size_t n,
-                    const double *x, const double *uq, const uint64_t *pq,
-                    const int64_t *cls, uint8_t *check, double *values, double *estimate,
-                    int64_t *used, void *work)
+                    const double *x, const int64_t *cls, uint8_t *check, double *values,
+                    double *estimate, int64_t *used, void *work)
 {
     size_t d = c->d;
     query_work_t w = query_split(s, c, work);
     for (size_t q = 0; q < n; ++q) {
         size_t k = (size_t)cls[q], within = 0;
-        const double *xq = x + q * d, *uqq = uq + q * d;
+        const double *xq = x + q * d, *uqq = w.uq;
+        coords_of(s, d, xq, w.uq);
+        uint64_t pq = bits_of(s, xq);
         double *vq = values + q * d, *eq = estimate + q * d;
         for (size_t col = 0; col < d; ++col)
             vq[col] = eq[col] = NAN;
         used[q] = 0;
         interp_check_t outcome = INTERP_ACCEPTED;
-        size_t have = c->count[k] < 0 ? 0 : (size_t)c->count[k];
         size_t kept = 0;
-        if ((have > c->slots ? c->slots : have) < s->need) {
+        if (class_count(c, k) < s->need) {
             outcome = INTERP_FEW_NEIGHBOURS;
         } else {
-            kept = choose(s, c, k, uqq, pq[q], &within, &w);
+            prepare_class(s, c, k, &w);
+            kept = choose(s, c, k, uqq, pq, &within, &w);
             if (within < s->need) {
                 outcome = INTERP_TOO_FAR;
             } else {
                 bool agree = true;
-                const uint64_t *pout = c->pout + k * c->slots;
+                const uint64_t *pout = w.pout + k * c->slots;
                 for (size_t j = 1; j < kept; ++j)
                     agree = agree && pout[w.sel[j]] == pout[w.sel[0]];
                 if (kept < s->need || !agree)

@@ -48,32 +48,41 @@ typedef struct interp_settings {
     size_t conserved_rows;            /* q, 0 for none */
     const double *conserved;          /* q x d */
     double rtol, atol;                /* the conservation bound */
+    /* The coordinates distances are measured in: column c of a state x is
+     * log10(max(x_c, floor[c])) where log[c], else x_c, over scale[c] (> 0);
+     * 0 in ignored columns. */
+    const unsigned char *log;
+    const double *floor;
+    const double *scale;
+    /* Presence bits: bit i set where column presence[i] (0..d-1) is > 0. */
+    size_t presence_count;            /* at most 64 */
+    const int64_t *presence;
 } interp_settings_t;
 
-/* The samples of m classes of `slots` each (d numbers a state). */
+/* The samples of m classes of `slots` each (d numbers a state), as a
+ * class is stored: sample j of class k is its input (d doubles) at
+ * samples + k * stride + 2 * j * d, then its result (d doubles). */
 typedef struct interp_classes {
     size_t m, slots, d;
-    const double *xs, *ys;    /* m x slots x d: inputs and results */
-    const double *us;         /* m x slots x d: the inputs' coordinates */
+    const double *samples;
+    size_t stride;            /* doubles from a class to the next, >= 2 slots d */
     const int64_t *count;     /* m: samples (the first count slots) */
-    const uint64_t *pin;      /* m x slots: presence bits of the inputs */
-    const uint64_t *pout;     /* m x slots: presence bits of the results */
 } interp_classes_t;
 
 /* Bytes of workspace interp_predict needs. */
 size_t interp_work(const interp_settings_t *s, const interp_classes_t *c);
 
 /*
- * For each of n queries: x (n x d, the state), uq (n x d, its
- * coordinates), pq (n, its presence bits) and cls (n, its class, each in
- * 0..m-1) give check (n, the outcome), values (n x d, the predicted
+ * For each of n queries: x (n x d, the state) and cls (n, its class, each
+ * in 0..m-1) give check (n, the outcome), values (n x d, the predicted
  * result; NaN where no prediction was made), estimate (n x d, the error
  * estimate; NaN where none) and used (n, the samples the prediction used;
- * 0 where none was made). work holds interp_work() bytes, 8-byte aligned.
+ * 0 where none was made). The samples' coordinates and presence bits are
+ * computed once per call, of the classes queried. work holds
+ * interp_work() bytes, 8-byte aligned.
  */
 void interp_predict(const interp_settings_t *s, const interp_classes_t *c, size_t n,
-                    const double *x, const double *uq, const uint64_t *pq,
-                    const int64_t *cls, uint8_t *check, double *values, double *estimate,
-                    int64_t *used, void *work);
+                    const double *x, const int64_t *cls, uint8_t *check, double *values,
+                    double *estimate, int64_t *used, void *work);
 
 #endif

@@ -234,10 +234,10 @@ class _Plan:
         d = len(columns)
         self.d = d
         self.settings = settings
-        self.log = np.array([c.log for c in columns], dtype=np.bool_)
-        self.any_log = bool(self.log.any())
-        # log10 of values at or below a column's floor (or 0) is the floor's.
-        self.floor = np.array([max(c.floor, 1e-300) for c in columns])[self.log]
+        # Coordinates (in C): log10 of values at or below a column's floor
+        # (or 0) is the floor's; then over scale; 0 in ignored columns.
+        self.log_mask = np.array([c.log for c in columns], dtype=np.uint8)
+        self.floor = np.array([max(c.floor, 1e-300) for c in columns], dtype=np.float64)
         self.scale = np.broadcast_to(np.asarray(settings.scale, dtype=np.float64), (d,)).copy()
         if not (self.scale > 0).all() or not np.isfinite(self.scale).all():
             raise ValueError(f"scale must be finite and > 0 in every column, got {self.scale}")
@@ -254,7 +254,6 @@ class _Plan:
                 raise ValueError(f"{name} columns must lie in 0..{d - 1}, got {idx.tolist()}")
         if self.presence.size > 64:
             raise ValueError(f"at most 64 presence columns, got {self.presence.size}")
-        self.presence_shift = np.arange(self.presence.size, dtype=np.uint64)
         # What the C prediction (_interp.c) takes.
         self.ignored_mask = np.zeros(d, dtype=np.uint8)
         self.ignored_mask[self.ignored] = 1
@@ -274,25 +273,6 @@ class _Plan:
                 raise ValueError("conserved must not weigh ignored columns (their results "
                                  "are predicted as values, not as changes)")
             self.conserved_rows = np.ascontiguousarray(c)
-
-    def presence_bits(self, x: Array) -> npt.NDArray[np.uint64]:
-        """Bit j set where presence column j of x is > 0 (x: (..., d))."""
-        if not self.presence.size:
-            return np.zeros(x.shape[:-1], dtype=np.uint64)
-        on = (x[..., self.presence] > 0).astype(np.uint64)
-        bits: npt.NDArray[np.uint64] = (on << self.presence_shift).sum(axis=-1,
-                                                                       dtype=np.uint64)
-        return np.ascontiguousarray(bits)
-
-    def coords(self, x: Array) -> Array:
-        """The coordinates distances are measured in."""
-        u = x.copy()
-        if self.any_log:
-            u[..., self.log] = np.log10(np.maximum(u[..., self.log], self.floor))
-        u /= self.scale
-        if self.ignored.size:
-            u[..., self.ignored] = 0.0
-        return u
 
 
 def predict_from(states: npt.ArrayLike, inputs: npt.ArrayLike, results: npt.ArrayLike,
@@ -316,39 +296,48 @@ def predict_from(states: npt.ArrayLike, inputs: npt.ArrayLike, results: npt.Arra
         raise ValueError(f"states have {d} columns but {len(columns)} key columns were given")
     xs = np.asarray(inputs, dtype=np.float64).reshape(n, -1, d)
     ys = np.asarray(results, dtype=np.float64).reshape(n, -1, d)
-    return _predict(_Plan(columns, settings), x, xs, ys,
+    if ys.shape != xs.shape:
+        raise ValueError(f"results have shape {ys.shape}, inputs {xs.shape}")
+    # The layout of a stored class: each sample's input, then its result.
+    samples = np.stack([xs, ys], axis=2).reshape(n, -1)
+    return _predict(_Plan(columns, settings), x, samples, xs.shape[1],
                     np.minimum(np.asarray(count, dtype=np.int64).reshape(n), xs.shape[1]))
 
 
-def _predict(plan: _Plan, x: Array, xs: Array, ys: Array, count: npt.NDArray[np.int64],
-             cls: Optional[npt.NDArray[np.int64]] = None) -> Prediction:
-    """The checks and the prediction of each query x[i] from the samples
-    (xs, ys, count) of its class cls[i] (queries that share a class share
-    its samples; cls None: class i for query i), in C (``_interp.c``)."""
+def _predict(plan: _Plan, x: Array, samples: Array, slots: int,
+             count: npt.NDArray[np.int64], cls: Optional[npt.NDArray[np.int64]] = None,
+             offset: int = 0) -> Prediction:
+    """The checks and the prediction of each query x[i] from the samples of
+    its class cls[i] (queries that share a class share its samples; cls
+    None: class i for query i), in C (``_interp.c``). samples: (m, words)
+    float64 rows, one per class as it is stored: from ``offset`` on, slot
+    j's input (d) then its result (d); the first count[k] slots of class k
+    hold samples."""
     settings = plan.settings
     x = np.ascontiguousarray(x, dtype=np.float64)
     n, d = x.shape
-    m, slots = xs.shape[0], xs.shape[1]
+    samples = np.ascontiguousarray(samples, dtype=np.float64)
+    m, stride = samples.shape
+    if stride - offset < 2 * slots * d:
+        raise ValueError(f"classes of {stride - offset} numbers cannot hold {slots} samples "
+                         f"of {d} inputs and results")
     if cls is None:
         cls = np.arange(n)
     check = np.empty(n, dtype=np.uint8)
     values = np.empty((n, d))
     estimate = np.empty((n, d))
     used = np.empty(n, dtype=np.int64)
-    xs = np.ascontiguousarray(xs, dtype=np.float64)
-    ys = np.ascontiguousarray(ys, dtype=np.float64)
     width = settings.neighbours if 0 < settings.neighbours < slots else slots
     if n:
-        _core.predict(n, m, slots, d, settings.min_neighbours, width, float(settings.radius),
-                      float(settings.extrapolation), plan.method, plan.estimate,
-                      float(settings.interval), float(settings.ridge),
+        _core.predict(n, m, slots, d, stride, settings.min_neighbours, width,
+                      float(settings.radius), float(settings.extrapolation), plan.method,
+                      plan.estimate, float(settings.interval), float(settings.ridge),
                       float(settings.conservation_rtol), float(settings.conservation_atol),
-                      plan.conserved_rows.shape[0], plan.tolerance, plan.ignored_mask,
-                      plan.nonnegative_mask, plan.conserved_rows, xs, ys,
-                      np.ascontiguousarray(plan.coords(xs)),
-                      np.ascontiguousarray(count, dtype=np.int64),
-                      plan.presence_bits(xs), plan.presence_bits(ys), x,
-                      np.ascontiguousarray(plan.coords(x)), plan.presence_bits(x),
+                      plan.conserved_rows.shape[0], plan.presence.size, plan.tolerance,
+                      plan.ignored_mask, plan.nonnegative_mask, plan.conserved_rows,
+                      plan.log_mask, plan.floor, plan.scale, plan.presence,
+                      samples.reshape(-1)[offset:offset + (m - 1) * stride + 2 * slots * d],
+                      np.ascontiguousarray(count, dtype=np.int64), x,
                       np.ascontiguousarray(cls, dtype=np.int64), check, values, estimate, used)
     return Prediction(values, check, estimate, used)
 
@@ -422,28 +411,29 @@ class Neighbours:
                ) -> tuple[Array, Array, npt.NDArray[np.int64]]:
         """Each state's class: inputs and results (n, slots, d) and the
         number of samples (n,)."""
-        xs, ys, count, cls = self._classes(states, context)
-        return xs[cls], ys[cls], count[cls]
+        words, count, cls = self._classes(states, context)
+        slots = words[:, _HEADER:].reshape(words.shape[0], self.settings.slots, 2, self.d)
+        return slots[cls, :, 0, :], slots[cls, :, 1, :], count[cls]
 
     def _classes(self, states: npt.ArrayLike, context: Optional[npt.ArrayLike]
-                 ) -> tuple[Array, Array, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """The distinct classes of the states, read once each: inputs and
-        results (m, slots, d), samples (m,), and each state's class (n,)."""
+                 ) -> tuple[Array, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The distinct classes of the states, read once each: their entries
+        as float64 rows (m, words), samples (m,), and each state's class
+        (n,)."""
         keys = self.keys(states, context)
         rows = np.ascontiguousarray(keys).view(np.dtype((np.void, keys.shape[1]))).ravel()
         _, first, cls = np.unique(rows, return_index=True, return_inverse=True)
         raw, _ = self.table.read_many(keys[first])
         words = raw.view(np.float64).reshape(first.size, self._words)
         count = np.minimum(words[:, 0].astype(np.int64), self.settings.slots)
-        slots = words[:, _HEADER:].reshape(first.size, self.settings.slots, 2, self.d)
-        return slots[:, :, 0, :], slots[:, :, 1, :], count, cls.reshape(-1)
+        return words, count, cls.reshape(-1)
 
     def predict(self, states: npt.ArrayLike,
                 context: Optional[npt.ArrayLike] = None) -> Prediction:
         """Predicts each state's result from its class and checks it."""
-        xs, ys, count, cls = self._classes(states, context)
+        words, count, cls = self._classes(states, context)
         x = np.atleast_2d(np.asarray(states, dtype=np.float64))
-        return _predict(self._plan, x, xs, ys, count, cls)
+        return _predict(self._plan, x, words, self.settings.slots, count, cls, _HEADER)
 
     def publish(self, states: npt.ArrayLike, results: npt.ArrayLike,
                 context: Optional[npt.ArrayLike] = None) -> None:

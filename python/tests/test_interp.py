@@ -119,6 +119,18 @@ def test_distance_on_log10_of_logged_columns() -> None:
     assert ok.check[0] == Check.ACCEPTED
     far = one(q * 2, xs, step(xs), settings, logged)
     assert far.check[0] == Check.TOO_FAR
+    # At or below the floor a column is the floor's; NaN is no value at
+    # all: a NaN query or sample is never near, not taken for the floor.
+    floored = [KeyColumn(Rounding.SIGNIFICANT, 1, log=True, floor=1e-4)] * 3
+    at_floor = np.full((6, 3), 1e-4) * (1 + 0.01 * np.arange(6))[:, None]
+    below = np.array([0.0, 1e-4, 1e-4])
+    assert one(below, at_floor, step(at_floor), settings, floored).check[0] == Check.ACCEPTED
+    nan = np.array([np.nan, 1e-4, 1e-4])
+    assert one(nan, at_floor, step(at_floor), settings, floored).check[0] == Check.TOO_FAR
+    with_nan = at_floor.copy()
+    with_nan[:3, 0] = np.nan  # three of six samples: fewer than 4 within
+    p = one(at_floor[0], with_nan, step(with_nan), settings, floored)
+    assert p.check[0] == Check.TOO_FAR
 
 
 def test_a_mineral_appearing_in_some_samples_rejects() -> None:

@@ -2,8 +2,9 @@
  * The C prediction of mpidht.interp (python/mpidht/_interp.c), on its own
  * so that the sanitizer suite runs it: a linear change is predicted
  * exactly from its nearest samples and accepted; each early check on a
- * case built to fail it (too few samples, none within the radius, other
- * minerals present, outside the box) and each late one (a negative
+ * case built to fail it (too few samples, none within the radius in
+ * coordinates over the scale, other minerals present in the query or the
+ * results, outside the box) and each late one (a negative
  * amount, a conserved sum broken); the nearest are chosen whatever
  * their slot order; counts beyond the slots are clipped and negative
  * ones are none; and random classes of every shape (one slot, width 1,
@@ -28,9 +29,8 @@ static double change_of(const double *x, size_t c)
 }
 
 typedef struct case_ {
-    double xs[SLOTS * D], ys[SLOTS * D], us[SLOTS * D];
+    double xs[SLOTS * D], ys[SLOTS * D];
     int64_t count;
-    uint64_t pin[SLOTS], pout[SLOTS];
 } case_t;
 
 static double uniform(unsigned *seed)
@@ -40,21 +40,29 @@ static double uniform(unsigned *seed)
 }
 
 /* n samples around centre (spread), on the linear model, in slots
- * [first, first + n); coordinates are the inputs themselves. */
+ * [first, first + n). */
 static void fill(case_t *k, size_t first, size_t n, const double *centre, double spread,
                  unsigned seed)
 {
     for (size_t j = first; j < first + n; ++j)
         for (size_t c = 0; c < D; ++c)
-            k->us[j * D + c] = k->xs[j * D + c] = centre[c] + spread * (2 * uniform(&seed) - 1);
+            k->xs[j * D + c] = centre[c] + spread * (2 * uniform(&seed) - 1);
     for (size_t j = first; j < first + n; ++j)
         for (size_t c = 0; c < D; ++c)
             k->ys[j * D + c] = k->xs[j * D + c] + change_of(&k->xs[j * D], c);
 }
 
+static const double FLOOR[D] = {1e-300, 1e-300, 1e-300}, ONES[D] = {1, 1, 1};
+static const int64_t FIRST_COLUMN[1] = {0};
+
+/* Coordinates are the inputs themselves (no log, scale 1); no presence
+ * columns. */
 static interp_settings_t settings(const double *tolerance, const unsigned char *none)
 {
     interp_settings_t s = {0};
+    s.log = none;
+    s.floor = FLOOR;
+    s.scale = ONES;
     s.need = 4;
     s.width = 12;
     s.radius = 1.0;
@@ -75,14 +83,21 @@ typedef struct result {
     int64_t used;
 } result_t;
 
-static result_t predict(const interp_settings_t *s, const case_t *k, const double *x,
-                        uint64_t pq)
+/* The prediction at x from the class k, stored as the table stores one
+ * (each sample's input, then its result) after 3 words of header. */
+static result_t predict(const interp_settings_t *s, const case_t *k, const double *x)
 {
-    interp_classes_t c = {1, SLOTS, D, k->xs, k->ys, k->us, &k->count, k->pin, k->pout};
+    enum { HEADER = 3 };
+    double stored[HEADER + 2 * SLOTS * D];
+    for (size_t j = 0; j < SLOTS; ++j) {
+        memcpy(stored + HEADER + 2 * j * D, k->xs + j * D, sizeof(double) * D);
+        memcpy(stored + HEADER + (2 * j + 1) * D, k->ys + j * D, sizeof(double) * D);
+    }
+    interp_classes_t c = {1, SLOTS, D, stored + HEADER, HEADER + 2 * SLOTS * D, &k->count};
     void *work = malloc(interp_work(s, &c));
     int64_t cls = 0;
     result_t r;
-    interp_predict(s, &c, 1, x, x, &pq, &cls, &r.check, r.values, r.estimate, &r.used, work);
+    interp_predict(s, &c, 1, x, &cls, &r.check, r.values, r.estimate, &r.used, work);
     free(work);
     return r;
 }
@@ -99,7 +114,7 @@ static void test_a_linear_change_is_predicted_and_accepted(void)
     k.count = 20;
     for (interp_estimate_t e = INTERP_LEAVE_ONE_OUT; e <= INTERP_STANDARD_ERROR; ++e) {
         s.estimate = e;
-        result_t r = predict(&s, &k, CENTRE, 0);
+        result_t r = predict(&s, &k, CENTRE);
         EXPECT(r.check == INTERP_ACCEPTED);
         EXPECT(r.used == 12);
         for (size_t c = 0; c < D; ++c)
@@ -109,7 +124,7 @@ static void test_a_linear_change_is_predicted_and_accepted(void)
      * tolerance, with an estimate made. */
     s.method = INTERP_IDW;
     s.estimate = INTERP_LEAVE_ONE_OUT;
-    result_t r = predict(&s, &k, CENTRE, 0);
+    result_t r = predict(&s, &k, CENTRE);
     EXPECT(r.check == INTERP_ERROR_ESTIMATE);
     EXPECT(r.estimate[0] > 1e-9 && !isnan(r.values[0]));
 }
@@ -122,24 +137,36 @@ static void test_the_early_checks_in_order(void)
     case_t k = {0};
     fill(&k, 0, 20, CENTRE, 0.05, 2);
     k.count = 3;
-    EXPECT(predict(&s, &k, CENTRE, 0).check == INTERP_FEW_NEIGHBOURS);
+    EXPECT(predict(&s, &k, CENTRE).check == INTERP_FEW_NEIGHBOURS);
     k.count = 20;
     double far[D] = {CENTRE[0] + 5, CENTRE[1], CENTRE[2]};
-    EXPECT(predict(&s, &k, far, 0).check == INTERP_TOO_FAR);
-    /* Other minerals present in the inputs: none left. */
-    EXPECT(predict(&s, &k, CENTRE, 1).check == INTERP_PRESENCE);
-    /* Results disagreeing on what is present (half of them, so whichever
-     * 12 are nearest). */
-    for (size_t j = 0; j < SLOTS; ++j)
-        k.pout[j] = j % 2;
-    EXPECT(predict(&s, &k, CENTRE, 0).check == INTERP_PRESENCE);
-    memset(k.pout, 0, sizeof k.pout);
+    EXPECT(predict(&s, &k, far).check == INTERP_TOO_FAR);
+    /* Distances are measured over the scale: 5 over 10 is within. */
+    static const double wide[D] = {10, 1, 1};
+    s.scale = wide;
+    EXPECT(predict(&s, &k, far).check != INTERP_TOO_FAR);
+    s.scale = ONES;
+    /* Presence of column 0 (> 0): a query without it has no sample
+     * with its bits. */
+    s.presence_count = 1;
+    s.presence = FIRST_COLUMN;
+    s.radius = 2.0;
+    double absent[D] = {-1e-3, CENTRE[1], CENTRE[2]};
+    EXPECT(predict(&s, &k, absent).check == INTERP_PRESENCE);
+    EXPECT(predict(&s, &k, CENTRE).check == INTERP_ACCEPTED);
+    /* Results disagreeing on what is present (half of them lose column
+     * 0, so whichever 12 are nearest). */
+    case_t lost = k;
+    for (size_t j = 1; j < SLOTS; j += 2)
+        lost.ys[j * D] = -1.0;
+    EXPECT(predict(&s, &lost, CENTRE).check == INTERP_PRESENCE);
+    s.presence_count = 0;
     double edge[D] = {CENTRE[0] + 0.2, CENTRE[1], CENTRE[2]};
     s.radius = 1.0;
-    result_t r = predict(&s, &k, edge, 0);
+    result_t r = predict(&s, &k, edge);
     EXPECT(r.check == INTERP_OUTSIDE && r.used == 0 && isnan(r.values[0]));
     s.extrapolation = INFINITY; /* no box check */
-    EXPECT(predict(&s, &k, edge, 0).check == INTERP_ACCEPTED);
+    EXPECT(predict(&s, &k, edge).check == INTERP_ACCEPTED);
 }
 
 static void test_the_nearest_are_chosen_in_any_slot_order(void)
@@ -155,13 +182,13 @@ static void test_the_nearest_are_chosen_in_any_slot_order(void)
             k.ys[j * D + c] += 0.1;
     fill(&k, 20, 12, CENTRE, 0.01, 4);
     k.count = 32;
-    result_t r = predict(&s, &k, CENTRE, 0);
+    result_t r = predict(&s, &k, CENTRE);
     EXPECT(r.check == INTERP_ACCEPTED && r.used == 12);
     /* A count beyond the slots is the slots; a negative one is none. */
     k.count = 1000;
-    EXPECT(predict(&s, &k, CENTRE, 0).check == INTERP_ACCEPTED);
+    EXPECT(predict(&s, &k, CENTRE).check == INTERP_ACCEPTED);
     k.count = -5;
-    EXPECT(predict(&s, &k, CENTRE, 0).check == INTERP_FEW_NEIGHBOURS);
+    EXPECT(predict(&s, &k, CENTRE).check == INTERP_FEW_NEIGHBOURS);
 }
 
 static void test_a_negative_amount_and_a_broken_sum_reject(void)
@@ -176,18 +203,18 @@ static void test_a_negative_amount_and_a_broken_sum_reject(void)
     for (size_t j = 0; j < 20; ++j) /* x1 loses 5 in every sample */
         k.ys[j * D + 1] = k.xs[j * D + 1] - 5.0;
     s.nonnegative = second;
-    result_t r = predict(&s, &k, CENTRE, 0);
+    result_t r = predict(&s, &k, CENTRE);
     EXPECT(r.check == INTERP_NEGATIVE && r.values[1] < 0 && r.used == 12);
     s.nonnegative = none;
-    EXPECT(predict(&s, &k, CENTRE, 0).check == INTERP_ACCEPTED);
+    EXPECT(predict(&s, &k, CENTRE).check == INTERP_ACCEPTED);
     /* The samples' x0 + x2 changes (the linear model's), so a prediction
      * does too: refused when it must be kept. */
     s.conserved_rows = 1;
     s.conserved = conserved;
     s.rtol = 1e-9;
-    EXPECT(predict(&s, &k, CENTRE, 0).check == INTERP_CONSERVATION);
+    EXPECT(predict(&s, &k, CENTRE).check == INTERP_CONSERVATION);
     s.rtol = 1.0;
-    EXPECT(predict(&s, &k, CENTRE, 0).check == INTERP_ACCEPTED);
+    EXPECT(predict(&s, &k, CENTRE).check == INTERP_ACCEPTED);
 }
 
 static void test_random_shapes_stay_in_bounds(void)
@@ -211,20 +238,27 @@ static void test_random_shapes_stay_in_bounds(void)
         s.conserved_rows = round % 4 ? 2 : 0;
         s.conserved = conserved;
         s.rtol = 1e-6;
+        s.presence_count = 1;
+        s.presence = FIRST_COLUMN;
         case_t k = {0};
         size_t n = (size_t)(uniform(&seed) * (double)(SLOTS + 1));
         fill(&k, 0, n, CENTRE, uniform(&seed), seed);
         k.count = (int64_t)n;
+        /* Column 0 absent from some inputs and some results. */
         for (size_t j = 0; j < SLOTS; ++j) {
-            k.pin[j] = uniform(&seed) < 0.1;
-            k.pout[j] = uniform(&seed) < 0.1;
+            if (uniform(&seed) < 0.1)
+                k.xs[j * D] = -k.xs[j * D];
+            if (uniform(&seed) < 0.1)
+                k.ys[j * D] = -k.ys[j * D];
         }
         if (round % 17 == 0 && n > 0)
-            k.xs[0] = k.us[0] = NAN;
+            k.xs[0] = NAN;
         double x[D];
         for (size_t c = 0; c < D; ++c)
             x[c] = CENTRE[c] + 0.2 * (2 * uniform(&seed) - 1);
-        result_t r = predict(&s, &k, x, uniform(&seed) < 0.1);
+        if (uniform(&seed) < 0.1)
+            x[0] = -x[0];
+        result_t r = predict(&s, &k, x);
         EXPECT(r.check < INTERP_CONSERVATION + 1);
         seen[r.check < INTERP_CONSERVATION + 1 ? r.check : 0]++;
         bool made = r.check == INTERP_ACCEPTED || r.check >= INTERP_ERROR_ESTIMATE;
