@@ -46,6 +46,16 @@ static void usage(FILE *out)
             "  --json      also write the measurements to FILE as JSON\n");
 }
 
+/* A bad value: says which and what was expected (rank 0), returns 1. */
+static int bad(const char *option, const char *value, const char *wanted)
+{
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        fprintf(stderr, "mpidht_bench_persist: %s '%s': expected %s\n", option, value, wanted);
+    return 1;
+}
+
 static int parse(int argc, char **argv, options_t *o)
 {
     *o = (options_t){.memory = (size_t)256 << 20, .fill = 0.5,
@@ -56,22 +66,22 @@ static int parse(int argc, char **argv, options_t *o)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return 2;
         if (i + 1 >= argc)
-            return 1;
+            return bad(argv[i], "", "an option and its value");
         const char *name = argv[i], *v = argv[++i];
         if (!strcmp(name, "--memory")) {
             unsigned long long m = strtoull(v, &end, 10);
             if (*end || m == 0 || *v == '-')
-                return 1;
+                return bad(name, v, "a whole number of bytes above 0");
             o->memory = (size_t)m;
         } else if (!strcmp(name, "--fill")) {
             o->fill = strtod(v, &end);
             if (*end || !(o->fill > 0 && o->fill <= 1))
-                return 1;
+                return bad(name, v, "a fraction above 0, at most 1");
         } else if (!strcmp(name, "--protocol")) {
             mpidht_protocol_t p = MPIDHT_PROTOCOL_COARSE;
             while (strcmp(v, mpidht_protocol_name(p)) != 0) {
                 if (p == MPIDHT_PROTOCOL_LOCKFREE)
-                    return 1;
+                    return bad(name, v, "coarse, fine or lockfree");
                 p = (mpidht_protocol_t)(p + 1);
             }
             o->protocol = p;
@@ -80,12 +90,12 @@ static int parse(int argc, char **argv, options_t *o)
         } else if (!strcmp(name, "--repeat")) {
             long r = strtol(v, &end, 10);
             if (*end || r < 1 || r > 1000)
-                return 1;
+                return bad(name, v, "a whole number from 1 to 1000");
             o->repeat = (int)r;
         } else if (!strcmp(name, "--json")) {
             o->json = v;
         } else {
-            return 1;
+            return bad(name, v, "one of the options below");
         }
     }
     return 0;
