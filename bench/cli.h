@@ -1,11 +1,13 @@
 /*
- * The command-line ending every benchmark program shares. Header-only.
+ * The command-line ending and list parsing every benchmark program shares.
+ * Header-only.
  */
 #ifndef MPIDHT_BENCH_CLI_H
 #define MPIDHT_BENCH_CLI_H
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <mpi.h>
 
@@ -24,6 +26,16 @@ static inline bool bench_cli_proceed(int parsed, void (*usage)(FILE *), int *exi
         usage(parsed == 2 ? stdout : stderr);
     MPI_Finalize();
     *exit_code = parsed == 2 ? 0 : 1;
+    return false;
+}
+
+/* Whether name is one of the items of the comma-separated list. */
+static inline bool bench_listed(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)); p += len)
+        if ((p == list || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
+            return true;
     return false;
 }
 

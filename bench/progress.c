@@ -303,15 +303,6 @@ static void run_raw(run_t *r, bool busy)
     MPI_Win_free(&win);
 }
 
-static bool listed(const char *list, const char *name)
-{
-    size_t len = strlen(name);
-    for (const char *p = list; (p = strstr(p, name)); p += len)
-        if ((p == list || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
-            return true;
-    return false;
-}
-
 static void write_json(const run_t *r, int ranks)
 {
     FILE *f = fopen(r->o->json, "w");
@@ -361,7 +352,7 @@ int main(int argc, char **argv)
         MPIDHT_PROTOCOL_COARSE, MPIDHT_PROTOCOL_FINE, MPIDHT_PROTOCOL_LOCKFREE};
     for (int busy = 0; busy < 2; ++busy) {
         for (int k = 0; k < 3; ++k)
-            if (listed(o.protocols, mpidht_protocol_name(protocols[k])))
+            if (bench_listed(o.protocols, mpidht_protocol_name(protocols[k])))
                 run_table(&r, protocols[k], busy);
         run_raw(&r, busy);
     }

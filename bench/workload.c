@@ -281,15 +281,6 @@ static int parse(int argc, char **argv, options_t *o)
     return 0;
 }
 
-static bool listed(const char *list, const char *name)
-{
-    size_t len = strlen(name);
-    for (const char *p = list; (p = strstr(p, name)); p += len)
-        if ((p == list || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
-            return true;
-    return false;
-}
-
 /* Cycle-counter ticks per microsecond, measured against MPI_Wtime. */
 static double ticks_per_us(void)
 {
@@ -641,7 +632,7 @@ int main(int argc, char **argv)
     static const char *const dht_phases[] = {"write", "read", "mixed"};
     for (int p = 0; p < 3; ++p) {
         const char *name = mpidht_protocol_name(protocols[p]);
-        if (!listed(o.protocols, name))
+        if (!bench_listed(o.protocols, name))
             continue;
         mpidht_params_t params;
         mpidht_params_init(&params);
@@ -659,7 +650,7 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
         for (int ph = 0; ph < 3; ++ph) {
-            if (!listed(o.phases, dht_phases[ph]))
+            if (!bench_listed(o.phases, dht_phases[ph]))
                 continue;
             if (ph == 0 && o.write_batch_count > 1) {
                 result_t rows_out[MAX_BATCH_SIZES];
@@ -687,7 +678,7 @@ int main(int argc, char **argv)
     size_t block = (1 + o.key_size + o.value_size + 4 + 7) & ~(size_t)7;
     static const char *const references[] = {"raw-get", "memcpy"};
     for (int i = 0; i < 2; ++i) {
-        if (!listed(o.phases, references[i]))
+        if (!bench_listed(o.phases, references[i]))
             continue;
         result_t r = {0};
         run_reference(&b, references[i], block, &r);
