@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Every test: installs what is missing, then builds and runs the CTest
 # suite three times: with Open MPI, with MPICH, and with Open MPI under
-# AddressSanitizer and UndefinedBehaviorSanitizer; runs the dump loader's
-# fuzz target for a minute; then installs the
-# Python package (`pip install .`) for each MPI and runs its pytest suite,
-# checks the source distribution (scripts/check-sdist.sh) and type-checks
-# the Python code (mypy --strict).
+# AddressSanitizer and UndefinedBehaviorSanitizer; installs the Python
+# package (`pip install .`) for each MPI and runs its pytest suite, checks
+# the source distribution (scripts/check-sdist.sh), type-checks the Python
+# code (mypy --strict) and builds the docs; the dump loader's fuzz target
+# runs for a minute on one core beside those single-process steps.
 # MPI tests run at 1, 2 and 4 processes (MPICH: see below). Where this
 # machine can make network namespaces (root), the hot-key, batch, atomic
 # update, dump/restore and window tests also run across 2 emulated hosts
@@ -28,7 +28,17 @@ passed=0 failed=0 skipped=0 status=0
 # removed however this script ends.
 export MPIDHT_HOSTS_PREFIX=mpidht-t
 hosts_down() { "$repo/scripts/emulated-hosts.sh" down > /dev/null 2>&1 || true; }
-trap hosts_down EXIT
+# Suites running in the background (start_suite), stopped if this ends first.
+declare -A suite_pid=()
+cleanup() {
+  local pid
+  for pid in "${suite_pid[@]}"; do
+    pkill -P "$pid" 2> /dev/null
+    kill "$pid" 2> /dev/null || true
+  done
+  hosts_down
+}
+trap cleanup EXIT
 trap 'exit 130' INT TERM
 hosts_ok=true
 if hosts_reason=$("$repo/scripts/emulated-hosts.sh" check 2>&1); then
@@ -37,8 +47,9 @@ else
   echo "=== hosts: SKIPPING the tests across emulated hosts: ${hosts_reason#emulated hosts unavailable: }"
   hosts_ok=false
 fi
-# run_suite NAME MPI [cmake options...]
-run_suite() {
+# build_suite NAME MPI [cmake options...]: configures and builds
+# build/NAME; on failure shows the log, counts a failure and returns 1.
+build_suite() {
   local name=$1 mpi=$2 dir=$build_root/$1
   shift 2
   say "$name: build"
@@ -46,11 +57,44 @@ run_suite() {
     cat "$dir.build.log"
     say "$name: BUILD FAILED"
     failed=$((failed + 1)) status=1
-    return
+    return 1
   fi
-  say "$name: test"
+}
+
+# run_suite NAME MPI [cmake options...]: builds build/NAME and runs its
+# CTest suite.
+run_suite() {
+  build_suite "$@" || return
+  local dir=$build_root/$1
+  say "$1: test"
   ctest --test-dir "$dir" -j "$jobs" --output-on-failure --no-tests=error 2>&1 | tee "$dir.test.log"
-  local rc=${PIPESTATUS[0]}
+  count_suite "$1" "${PIPESTATUS[0]}"
+}
+
+# start_suite NAME MPI [cmake options...]: builds build/NAME and starts
+# its CTest suite (on one core) in the background, for single-process
+# steps to run beside it; finish_suite NAME waits for it and counts it.
+start_suite() {
+  build_suite "$@" || return
+  local dir=$build_root/$1
+  say "$1: test, beside the steps that follow"
+  (ctest --test-dir "$dir" -j 1 --output-on-failure --no-tests=error > "$dir.test.log" 2>&1
+   echo $? > "$dir.test.rc") &
+  suite_pid[$1]=$!
+}
+finish_suite() {
+  local dir=$build_root/$1
+  [[ -n ${suite_pid[$1]:-} ]] || return 0  # its build failed (counted)
+  wait "${suite_pid[$1]}"
+  unset "suite_pid[$1]"
+  say "$1: test finished"
+  cat "$dir.test.log"
+  count_suite "$1" "$(cat "$dir.test.rc" 2> /dev/null || echo 1)"
+}
+
+# count_suite NAME RC: adds build/NAME.test.log's counts to the totals.
+count_suite() {
+  local dir=$build_root/$1 rc=$2
   local line
   line=$(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$dir.test.log" | tail -n 1)
   local total=${line##* out of } bad skip
@@ -62,17 +106,29 @@ run_suite() {
   if ((rc != 0 || bad != 0)); then status=1; fi
 }
 
-# run_python_suite NAME MPI: pytest on every rank under mpiexec at 1, 2
-# and 4 processes; counts rank 0's JUnit report (every rank must exit 0).
+# run_python_suite NAME MPI: install_python NAME MPI, then
+# run_python_tests NAME MPI.
 run_python_suite() {
-  local name=$1 mpi=$2 venv=$build_root/$1-venv np
+  install_python "$@" && run_python_tests "$@"
+}
+
+# install_python NAME MPI: the package into build/NAME-venv; on failure
+# shows the log, counts a failure and returns 1.
+install_python() {
+  local name=$1 mpi=$2 venv=$build_root/$1-venv
   say "$name: pip install ."
   if ! python_env "$venv" "$mpi" > "$build_root/$name.install.log" 2>&1; then
     cat "$build_root/$name.install.log"
     say "$name: INSTALL FAILED"
     failed=$((failed + 1)) status=1
-    return
+    return 1
   fi
+}
+
+# run_python_tests NAME MPI: pytest on every rank under mpiexec at 1, 2
+# and 4 processes; counts rank 0's JUnit report (every rank must exit 0).
+run_python_tests() {
+  local name=$1 mpi=$2 venv=$build_root/$1-venv np
   local env
   mapfile -t env < <(mpi_env "$venv" "$mpi")
   for np in 1 2 4; do
@@ -151,11 +207,6 @@ run_suite mpich mpich -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPIDHT_BUILD_TESTS=ON 
 # (The tests across hosts run in the Open MPI suite above, not again here.)
 run_suite sanitizers openmpi -DCMAKE_BUILD_TYPE=Debug -DMPIDHT_BUILD_TESTS=ON \
   -DMPIDHT_SANITIZE=address,undefined -DMPIDHT_TEST_HOSTS=OFF
-# The dump loader under libFuzzer (clang), ASan and UBSan, for a bounded
-# time from a generated seed corpus.
-run_suite fuzz openmpi -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
-  -DMPIDHT_BUILD_FUZZ=ON -DMPIDHT_SANITIZE=address,undefined -DMPIDHT_BUILD_TESTS=OFF \
-  -DMPIDHT_BUILD_EXAMPLES=OFF -DMPIDHT_BUILD_BENCH=OFF
 
 run_python_suite python-openmpi openmpi
 if $hosts_ok; then
@@ -166,11 +217,22 @@ else
   echo "=== hosts-simulator: SKIPPED: no emulated hosts here (see above)"
   skipped=$((skipped + 1))
 fi
+# The dump loader under libFuzzer (clang), ASan and UBSan, for a bounded
+# time (a minute, on one core) from a generated seed corpus, beside the
+# single-process steps up to MPICH's Python install.
+start_suite fuzz openmpi -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+  -DMPIDHT_BUILD_FUZZ=ON -DMPIDHT_SANITIZE=address,undefined -DMPIDHT_BUILD_TESTS=OFF \
+  -DMPIDHT_BUILD_EXAMPLES=OFF -DMPIDHT_BUILD_BENCH=OFF
 run_step sdist "build, inspect and install the sdist" check_sdist
 run_step mypy "mypy --strict" typecheck
 run_step docs "build the HTML docs and check links" build_docs
+mpich_python=true
+install_python python-mpich mpich || mpich_python=false
+finish_suite fuzz
 # As for the C suite, fewer operations in the heavy tests under MPICH.
-MPIDHT_TEST_SCALE=0.1 run_python_suite python-mpich mpich
+if $mpich_python; then
+  MPIDHT_TEST_SCALE=0.1 run_python_tests python-mpich mpich
+fi
 
 echo
 echo "total: $passed passed, $failed failed, $skipped skipped, in $SECONDS s"
