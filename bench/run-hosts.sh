@@ -104,9 +104,14 @@ progress() {
   local label=$1 mpi=$2 bin=$3
   shift 3
   echo "== progress: $label"
-  env "$@" "$run" --mpi "$mpi" --hosts 2 -- "$bin" --ops "$progress_ops" \
-    --label "$label" --json "$raw/progress/$label.json" \
-    $([[ $label == *async* ]] && echo --thread multiple)
+  local json=$raw/progress/$label.json
+  # MPICH across hosts now and then hangs in MPI_Finalize (docs/hosts.md):
+  # a run that wrote its measurements before that is kept, and said so.
+  if ! env "$@" timeout 300 "$run" --mpi "$mpi" --hosts 2 -- "$bin" --ops "$progress_ops" \
+      --label "$label" --json "$json" $([[ $label == *async* ]] && echo --thread multiple); then
+    [[ -s $json ]] || return 1
+    echo "== progress: $label: measured, but the run did not end cleanly (MPI_Finalize)"
+  fi
 }
 progress openmpi-pt2pt openmpi "$build_root/bench/bench/mpidht_progress_bench"
 progress openmpi-pt2pt-tcp-thread openmpi "$build_root/bench/bench/mpidht_progress_bench" \
