@@ -310,7 +310,8 @@ static void prefetch(const mpidht_t *t, const unsigned char *base, const mpidht_
  * of following each other inside MPI's copies. A read: the candidates it
  * looks at next, whole (every candidate when it is alone in its run: a
  * miss then costs one memory latency, not one per step). A write,
- * update or remove: every candidate up to its key (an update: whole). */
+ * update or remove: every candidate up to its key (an update: the first
+ * candidate whole, the key lock's bucket, whose value it may act on). */
 static void prefetch_item(const mpidht_t *t, const mpidht_item_t *it, bool alone)
 {
     const unsigned char *base = t->node_base[it->addr.rank];
@@ -327,10 +328,10 @@ static void prefetch_item(const mpidht_t *t, const mpidht_item_t *it, bool alone
     case MPIDHT_OP_WRITE:
     case MPIDHT_OP_REMOVE:
     case MPIDHT_OP_UPDATE: {
-        size_t end = it->op == MPIDHT_OP_UPDATE ? l->bucket_size
-                                                : l->meta_offset + 1 + t->key_size;
+        size_t end = l->meta_offset + 1 + t->key_size;
         for (unsigned c = 0; c < it->addr.count; ++c)
-            prefetch(t, base, it, c, 0, end);
+            prefetch(t, base, it, c, 0, c == 0 && it->op == MPIDHT_OP_UPDATE ? l->bucket_size
+                                                                            : end);
         return;
     }
     case MPIDHT_OP_SCAN:

@@ -132,9 +132,15 @@ mpidht_status_t mpidht_locked_issue(mpidht_t *t, mpidht_item_t *it)
     case KEY_DRAIN:
         return mpidht_issue_lock_fetch(t, it, 0, NULL);
     case PROBE: {
+        /* Meta bytes and keys, to choose by; an update also needs the
+         * value of the key lock's own bucket, which it acts on without a
+         * refetch (any other chosen bucket is refetched whole). */
         unsigned n = it->addr.count;
-        mpidht_status_t st = it->op == MPIDHT_OP_UPDATE ? mpidht_issue_get_data(t, it, 0, n)
-                                                        : mpidht_issue_get_keys(t, it, 0, n);
+        bool whole = it->op == MPIDHT_OP_UPDATE;
+        mpidht_status_t st = whole ? mpidht_issue_get_data(t, it, 0, 1)
+                                   : mpidht_issue_get_keys(t, it, 0, 1);
+        if (st == MPIDHT_OK && n > 1)
+            st = mpidht_issue_get_keys(t, it, 1, n - 1);
         if (st == MPIDHT_OK && it->op != MPIDHT_OP_REMOVE &&
             t->eviction == MPIDHT_EVICT_RECENCY)
             st = mpidht_issue_recency_fetch(t, it);
