@@ -58,16 +58,19 @@ static double pow10_of(powers_t *p, int k)
     return p->value[i];
 }
 
-/* The decimal exponent of |x| > 0: the e with 10^e <= |x| < 10^(e+1).
- * log10 may be off by one next to a power of ten; pow(10, e) settles it
- * (both sides compare doubles, so every process agrees). */
+/* The decimal exponent of |x| > 0: the e with 10^e <= |x| < 10^(e+1),
+ * as pow(10, e) and pow(10, e + 1) compare with |x| (doubles, so every
+ * process agrees). From the binary exponent, 2^(b-1) <= |x| < 2^b, the
+ * guess floor((b - 1) log10 2) is at most one below it. */
 static int decimal_exponent(powers_t *p, double x)
 {
     double a = fabs(x);
-    int e = (int)floor(log10(a));
-    if (pow10_of(p, e) > a)
+    int b;
+    (void)frexp(a, &b);
+    int e = (int)floor((b - 1) * 0.30102999566398119521);
+    while (pow10_of(p, e) > a)
         --e;
-    else if (pow10_of(p, e + 1) <= a)
+    while (pow10_of(p, e + 1) <= a)
         ++e;
     return e;
 }
