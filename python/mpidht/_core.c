@@ -575,6 +575,87 @@ static PyObject *Table_update_batch(TableObject *self, PyObject *args)
     return finish(self, st);
 }
 
+/* interp_append as an update function (user_data: the interp_append_t). */
+static mpidht_update_action_t append_update(size_t index, const void *key, void *value,
+                                            int present, void *user_data)
+{
+    (void)key;
+    (void)present; /* an absent class's value is zeroes: no samples */
+    return interp_append(user_data, index, value) ? MPIDHT_STORE : MPIDHT_KEEP;
+}
+
+/* append_samples(n, keys, slots, d, rows, start, outcomes): mpidht.interp's
+ * publish, one update per class (_interp.h, interp_append): keys n class
+ * keys; rows start[n] x 2 d doubles, grouped by class; start n + 1 int64,
+ * ascending from 0; fills outcomes, one byte each. The table's values
+ * must be classes of `slots` samples of 2 d doubles after two header
+ * doubles. */
+static PyObject *Table_append_samples(TableObject *self, PyObject *args)
+{
+    Py_ssize_t n, slots, d;
+    PyObject *keys_obj, *rows_obj, *start_obj, *outcomes_obj;
+    if (!PyArg_ParseTuple(args, "nOnnOOO", &n, &keys_obj, &slots, &d, &rows_obj, &start_obj,
+                          &outcomes_obj) ||
+        !usable(self))
+        return NULL;
+    if (n < 0 || slots < 1 || d < 1 || (size_t)d > SIZE_MAX / 16 / (size_t)slots - 1 ||
+        (size_t)n > SIZE_MAX / self->key_size ||
+        self->value_size != (2 + 2 * (size_t)slots * (size_t)d) * sizeof(double))
+        return PyErr_Format(PyExc_ValueError,
+                            "bad sizes: n %zd, slots %zd, d %zd for values of %zu bytes", n,
+                            slots, d, self->value_size);
+    Py_buffer keys, start, rows, flags;
+    if (get_exact(start_obj, &start, ((size_t)n + 1) * sizeof(int64_t), "start", 0) != 0)
+        return NULL;
+    const int64_t *first = start.buf;
+    for (Py_ssize_t i = 0; i <= n && !PyErr_Occurred(); ++i)
+        if ((i == 0 && first[0] != 0) || (i > 0 && first[i] < first[i - 1]) ||
+            (uint64_t)first[i] > SIZE_MAX / 16 / (size_t)d)
+            PyErr_Format(PyExc_ValueError, "start must ascend from 0, got start[%zd] = %lld",
+                         i, (long long)first[i]);
+    if (PyErr_Occurred()) {
+        PyBuffer_Release(&start);
+        return NULL;
+    }
+    size_t total = (size_t)first[n];
+    if (get_exact(keys_obj, &keys, (size_t)n * self->key_size, "keys", 0) != 0) {
+        PyBuffer_Release(&start);
+        return NULL;
+    }
+    if (get_exact(rows_obj, &rows, total * 2 * (size_t)d * sizeof(double), "rows", 0) != 0) {
+        PyBuffer_Release(&start);
+        PyBuffer_Release(&keys);
+        return NULL;
+    }
+    if (get_exact(outcomes_obj, &flags, (size_t)n, "outcomes", 1) != 0) {
+        PyBuffer_Release(&start);
+        PyBuffer_Release(&keys);
+        PyBuffer_Release(&rows);
+        return NULL;
+    }
+    mpidht_update_outcome_t *each = PyMem_RawMalloc(n > 0 ? (size_t)n * sizeof *each : 1);
+    mpidht_status_t st = MPIDHT_OK;
+    if (each) {
+        interp_append_t append = {(size_t)slots, (size_t)d, rows.buf, first};
+        mpidht_t *table = claim(self);
+        Py_BEGIN_ALLOW_THREADS
+        st = mpidht_update_batch(table, (size_t)n, keys.buf, append_update, &append, each);
+        Py_END_ALLOW_THREADS
+        release(self);
+        unsigned char *out = flags.buf;
+        for (Py_ssize_t i = 0; st == MPIDHT_OK && i < n; ++i)
+            out[i] = (unsigned char)each[i];
+        PyMem_RawFree(each);
+    }
+    PyBuffer_Release(&start);
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&flags);
+    if (!each)
+        return PyErr_NoMemory();
+    return finish(self, st);
+}
+
 /* clear(): collective. */
 static PyObject *Table_clear(TableObject *self, PyObject *unused)
 {
@@ -779,6 +860,8 @@ static PyMethodDef Table_methods[] = {
     {"update", (PyCFunction)Table_update, METH_VARARGS, "update(key, fn, keep) -> outcome"},
     {"update_batch", (PyCFunction)Table_update_batch, METH_VARARGS,
      "update_batch(n, keys, fn, keep, outcomes)"},
+    {"append_samples", (PyCFunction)Table_append_samples, METH_VARARGS,
+     "append_samples(n, keys, slots, d, rows, start, outcomes): mpidht.interp's publish"},
     {"clear", (PyCFunction)Table_clear, METH_NOARGS, "Collective: empty the table."},
     {"local_next", (PyCFunction)Table_local_next, METH_VARARGS,
      "local_next(cursor, max_entries, keys, values) -> (cursor, count)"},

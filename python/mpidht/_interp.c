@@ -167,9 +167,9 @@ static void fit_linear(size_t k, size_t di, size_t d, const double *restrict del
     }
     double widest = 0.0;
     for (size_t r = 1; r < p; ++r)
-        widest = fmax(widest, m[r * p + r]);
+        widest = m[r * p + r] > widest ? m[r * p + r] : widest;
     for (size_t r = 1; r < p; ++r)
-        m[r * p + r] += ridge * fmax(widest, 1e-300);
+        m[r * p + r] += ridge * (widest > 1e-300 ? widest : 1e-300);
     if (!cholesky(m, p, w.l)) {
         for (size_t c = 0; c < d; ++c) {
             pred[c] = NAN;
@@ -212,7 +212,7 @@ static void fit_linear(size_t k, size_t di, size_t d, const double *restrict del
         double scale = 1.0 / (1.0 - hat);
         for (size_t c = 0; c < d; ++c) {
             double e = fabs((yj[c] - fit[c]) * scale);
-            err[c] = isnan(e) || isnan(err[c]) ? NAN : fmax(err[c], e);
+            err[c] = isnan(e) || isnan(err[c]) ? NAN : e > err[c] ? e : err[c];
         }
     }
     /* (M^-1)_00 = |L^-1 e_0|^2. */
@@ -269,7 +269,7 @@ static void fit_idw(size_t k, size_t di, size_t d, const double *restrict delta,
         }
         for (size_t c = 0; c < d; ++c) {
             double e = fabs(fit[c] / sum - change[j * d + c]); /* 0 / 0: NaN */
-            err[c] = isnan(e) || isnan(err[c]) ? NAN : fmax(err[c], e);
+            err[c] = isnan(e) || isnan(err[c]) ? NAN : e > err[c] ? e : err[c];
         }
     }
 }
@@ -380,13 +380,13 @@ static size_t choose(const interp_settings_t *s, const interp_classes_t *c, size
     for (size_t j = 0; j < have; ++j) {
         const double *u = us + j * d;
         double sum = 0.0;
-        bool near = true;
+        bool far = false;
         for (size_t col = 0; col < d; ++col) {
             double diff = u[col] - uq[col];
-            near = near && fabs(diff) <= s->radius;
+            far |= !(fabs(diff) <= s->radius); /* NaN: far */
             sum += diff * diff;
         }
-        if (!near)
+        if (far)
             continue;
         ++*within;
         if (pin[j] != pq)
@@ -425,8 +425,8 @@ static bool outside(const interp_settings_t *s, const interp_classes_t *c, size_
     for (size_t j = 0; j < used; ++j) {
         const double *u = us + (size_t)w->sel[j] * d;
         for (size_t col = 0; col < d; ++col) {
-            w->lo[col] = fmin(w->lo[col], u[col]);
-            w->hi[col] = fmax(w->hi[col], u[col]);
+            w->lo[col] = u[col] < w->lo[col] ? u[col] : w->lo[col]; /* a NaN passed over */
+            w->hi[col] = u[col] > w->hi[col] ? u[col] : w->hi[col];
         }
     }
     for (size_t col = 0; col < d; ++col) {
@@ -548,4 +548,56 @@ void interp_predict(const interp_settings_t *s, const interp_classes_t *c, size_
         }
         check[q] = (uint8_t)outcome;
     }
+}
+
+/* A count kept in an entry's header as a double, as an index in 0..limit
+ * (a value out of range, NaN included, as the nearest end). */
+static size_t header_count(double v, size_t limit)
+{
+    if (!(v > 0))
+        return 0;
+    return v >= (double)limit ? limit : (size_t)v;
+}
+
+/* Whether the stored input has the bytes of the row's input, -0.0 read
+ * as 0.0 (a stored input was stored so). */
+static bool same_input(const double *stored, const double *row, size_t d)
+{
+    for (size_t col = 0; col < d; ++col) {
+        double v = row[col] + 0.0;
+        if (memcmp(stored + col, &v, sizeof v) != 0)
+            return false;
+    }
+    return true;
+}
+
+bool interp_append(const interp_append_t *a, size_t i, double *entry)
+{
+    const size_t d = a->d, step = 2 * d, bytes = d * sizeof(double);
+    size_t held = header_count(entry[0], a->slots), next = header_count(entry[1], a->slots - 1);
+    double *samples = entry + 2;
+    bool changed = false;
+    for (int64_t r = a->start[i]; r < a->start[i + 1]; ++r) {
+        const double *row = a->rows + (size_t)r * step;
+        size_t j = 0;
+        while (j < held && !same_input(samples + j * step, row, d))
+            ++j;
+        double *to = samples + (j < held ? j : next) * step;
+        if (j < held) {
+            if (memcmp(to + d, row + d, bytes) == 0)
+                continue;
+        } else {
+            for (size_t col = 0; col < d; ++col)
+                to[col] = row[col] + 0.0;
+            held += held < a->slots;
+            next = (next + 1) % a->slots;
+        }
+        memcpy(to + d, row + d, bytes);
+        changed = true;
+    }
+    if (changed) {
+        entry[0] = (double)held;
+        entry[1] = (double)next;
+    }
+    return changed;
 }

@@ -9,6 +9,7 @@
 #ifndef MPIDHT_PY_INTERP_H
 #define MPIDHT_PY_INTERP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,5 +85,23 @@ size_t interp_work(const interp_settings_t *s, const interp_classes_t *c);
 void interp_predict(const interp_settings_t *s, const interp_classes_t *c, size_t n,
                     const double *x, const int64_t *cls, uint8_t *check, double *values,
                     double *estimate, int64_t *used, void *work);
+
+/* The samples of one publish, grouped by class: rows of 2 d doubles (an
+ * input, then its result); class i's are rows start[i] .. start[i+1] - 1
+ * (start ascending from 0). */
+typedef struct interp_append {
+    size_t slots, d;
+    const double *rows;
+    const int64_t *start;
+} interp_append_t;
+
+/* Adds class i's rows, in order, to its stored entry: two doubles (the
+ * number of samples held and the next slot to take; zeroes for a class
+ * not stored yet), then `slots` samples of 2 d doubles as the rows are.
+ * A row whose input has the bytes of a held sample's input (-0.0 read as
+ * 0.0) gives that sample its result; any other row takes the next slot,
+ * which replaces the oldest sample once all are held. Returns whether the
+ * entry changed. */
+bool interp_append(const interp_append_t *a, size_t i, double *entry);
 
 #endif

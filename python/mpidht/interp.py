@@ -91,10 +91,9 @@ from __future__ import annotations
 
 import enum
 import math
-import struct
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Optional, Sequence, Type, Union
+from typing import Optional, Sequence, Type
 
 import numpy as np
 import numpy.typing as npt
@@ -102,7 +101,7 @@ from mpi4py import MPI
 
 from . import _core
 from .keys import KeyColumn, Rounding, encode_keys, key_size
-from .table import KEEP, ProtocolLike, Table, _Keep
+from .table import ProtocolLike, Table
 
 __all__ = ["Check", "Estimate", "Method", "Neighbours", "Prediction", "Settings",
            "Verification", "predict_from"]
@@ -112,7 +111,6 @@ Mask = npt.NDArray[np.bool_]
 #: Header words of a class's entry: the number of samples and the next slot
 #: (float64, native byte order, as the rest of the entry).
 _HEADER = 2
-_COUNTS = struct.Struct("=2d")
 
 
 class Check(enum.IntEnum):
@@ -376,6 +374,8 @@ class Neighbours:
         self._words = _HEADER + settings.slots * 2 * self.d
         self.table = Table(comm, key_size(self._key_columns), self._words * 8,
                            memory_per_process, protocol=protocol)
+        #: The entries of the last ``_classes`` call's classes (reused).
+        self._buffer = np.empty((0, self._words * 8), dtype=np.uint8)
 
     def close(self) -> None:
         """Collective: frees the table."""
@@ -423,7 +423,13 @@ class Neighbours:
         keys = self.keys(states, context)
         rows = np.ascontiguousarray(keys).view(np.dtype((np.void, keys.shape[1]))).ravel()
         _, first, cls = np.unique(rows, return_index=True, return_inverse=True)
-        raw, _ = self.table.read_many(keys[first])
+        # Into pages kept from the last call (fresh ones cost a page fault
+        # each); rows of absent classes are zeroed: no samples.
+        if self._buffer.shape[0] < first.size:
+            self._buffer = np.empty((max(first.size, 2 * self._buffer.shape[0]),
+                                     self._words * 8), dtype=np.uint8)
+        raw, found = self.table._read_into(keys[first], self._buffer[:first.size])
+        raw[~found] = 0
         words = raw.view(np.float64).reshape(first.size, self._words)
         count = np.minimum(words[:, 0].astype(np.int64), self.settings.slots)
         return words, count, cls.reshape(-1)
@@ -443,47 +449,19 @@ class Neighbours:
         if y.shape != x.shape:
             raise ValueError(f"results have shape {y.shape}, states {x.shape}")
         keys = self.keys(x, context)
-        slots, size = self.settings.slots, 8 * self.d
-        first, step = 8 * _HEADER, 2 * size
-        # Samples are compared and stored as bytes (+ 0.0: -0.0 is 0.0).
-        xb = [row.tobytes() for row in x + 0.0]
-        yb = [row.tobytes() for row in y]
-        # One update per class, adding its rows in order: the same entry as
-        # row by row, with fewer callbacks (classes are coarse).
-        groups: dict[bytes, list[int]] = {}
-        for row, key in enumerate(keys):
-            groups.setdefault(key.tobytes(), []).append(row)
-        members = list(groups.values())
-        classes = keys[[rows[0] for rows in members]]
-        empty = bytes(self._words * 8)
-
-        def add(i: int, old: Optional[bytes]) -> Union[bytes, _Keep]:
-            entry = bytearray(empty if old is None else old)
-            n, at = (int(v) for v in _COUNTS.unpack_from(entry))
-            changed = False
-            for row in members[i]:
-                xi, yi = xb[row], yb[row]
-                # The sample with this input: a match of its bytes at the
-                # start of one of the n samples' inputs.
-                end = first + n * step
-                j = entry.find(xi, first, end)
-                while j >= 0 and (j - first) % step:
-                    j = entry.find(xi, j + 1, end)
-                if j >= 0:
-                    if entry[j + size:j + step] != yi:
-                        entry[j + size:j + step] = yi
-                        changed = True
-                else:
-                    j = first + at * step
-                    entry[j:j + step] = xi + yi
-                    n, at = min(n + 1, slots), (at + 1) % slots
-                    changed = True
-            if not changed:
-                return KEEP
-            _COUNTS.pack_into(entry, 0, n, at)
-            return bytes(entry)
-
-        self.table.update_many(classes, add)
+        # One update per class, adding its rows in order (in C: _interp.c's
+        # interp_append), the classes in the order of their first rows.
+        rows = np.ascontiguousarray(keys).view(np.dtype((np.void, keys.shape[1]))).ravel()
+        _, first, cls = np.unique(rows, return_index=True, return_inverse=True)
+        order = np.argsort(first)
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        member = rank[cls.reshape(-1)]
+        by_class = np.argsort(member, kind="stable")
+        start = np.zeros(order.size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(member, minlength=order.size), out=start[1:])
+        self.table._append_samples(keys[first[order]], self.settings.slots, self.d,
+                                   np.concatenate([x, y], axis=1)[by_class], start)
 
 
 @dataclass

@@ -483,10 +483,24 @@ class Table:
             array of n hit flags. Each key's result is what ``read`` gives.
         """
         n, k = _rows(self._keys(keys), self._key_size, "keys")
-        values = np.zeros((n, self._value_size), dtype=np.uint8)
+        return self._read_rows(n, k, np.zeros((n, self._value_size), dtype=np.uint8))
+
+    def _read_into(self, keys: npt.ArrayLike, values: npt.NDArray[np.uint8]
+                   ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.bool_]]:
+        """``read_many`` into values, a C-contiguous (n, value_size) uint8
+        array the caller keeps (rows of misses are left as they were), so
+        that a caller that reads many times reuses its pages."""
+        n, k = _rows(self._keys(keys), self._key_size, "keys")
+        if values.shape != (n, self._value_size) or not values.flags.c_contiguous:
+            raise ValueError(f"values must be a C-contiguous ({n}, {self._value_size}) array")
+        return self._read_rows(n, k, values)
+
+    def _read_rows(self, n: int, keys: npt.NDArray[Any], values: npt.NDArray[np.uint8]
+                   ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.bool_]]:
+        """The read of n contiguous key rows into values."""
         found = np.zeros(n, dtype=np.bool_)
         with _library_errors():
-            self._table.read_batch(n, k, values, found.view(np.uint8))
+            self._table.read_batch(n, keys, values, found.view(np.uint8))
         return values, found
 
     def write_many(self, keys: npt.ArrayLike, values: npt.ArrayLike
@@ -526,6 +540,19 @@ class Table:
         with _library_errors():
             self._table.update_batch(n, k, fn, KEEP, outcomes)
         return outcomes
+
+    def _append_samples(self, keys: npt.NDArray[np.uint8], slots: int, d: int,
+                        rows: npt.NDArray[np.float64], start: npt.NDArray[np.int64]) -> None:
+        """``mpidht.interp``'s publish: one atomic update per class key
+        (``update_many``'s guarantees), in C. keys: the n distinct classes;
+        rows: (start[n], 2 d) inputs then results, class i's at rows
+        start[i]..start[i+1]-1. The values must be classes of ``slots``
+        samples (``Neighbours``' layout)."""
+        n, k = _rows(self._keys(keys), self._key_size, "keys")
+        outcomes = np.zeros(n, dtype=np.uint8)
+        with _library_errors():
+            self._table.append_samples(n, k, slots, d, np.ascontiguousarray(rows, np.float64),
+                                       np.ascontiguousarray(start, np.int64), outcomes)
 
     def clear(self) -> None:
         """Collective: empties the table on every process; the statistics

@@ -9,7 +9,11 @@
  * their slot order; counts beyond the slots are clipped and negative
  * ones are none; and random classes of every shape (one slot, width 1,
  * empty, full, NaN inputs) end with a check in range and values where
- * the check says a prediction was made. Pure: no MPI, no Python.
+ * the check says a prediction was made. And publishing into a class
+ * entry (interp_append): new inputs take the next slot, the oldest
+ * replaced once all are held; a held input (-0.0 as 0.0) gets its new
+ * result; nothing new leaves the entry as it was; a header out of range
+ * reads as its nearest end. Pure: no MPI, no Python.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -279,6 +283,57 @@ static void test_random_shapes_stay_in_bounds(void)
     }
 }
 
+enum { AD = 2, ASLOTS = 3, AWORDS = 2 + ASLOTS * 2 * AD };
+
+/* Sample j of an appended entry: its input then its result. */
+static const double *sample(const double *entry, size_t j)
+{
+    return entry + 2 + j * 2 * AD;
+}
+
+static bool append(double *entry, const double *rows, int64_t n)
+{
+    const int64_t start[2] = {0, n};
+    const interp_append_t a = {ASLOTS, AD, rows, start};
+    return interp_append(&a, 0, entry);
+}
+
+static void test_append_adds_replaces_and_wraps(void)
+{
+    double entry[AWORDS] = {0};
+    const double two[] = {1, 2, 10, 20, 3, 4, 30, 40};
+    EXPECT(append(entry, two, 2));
+    EXPECT(entry[0] == 2 && entry[1] == 2);
+    EXPECT(sample(entry, 1)[0] == 3 && sample(entry, 1)[3] == 40);
+    /* A held input: its result replaced, no slot taken. */
+    const double again[] = {1, 2, 11, 21};
+    EXPECT(append(entry, again, 1));
+    EXPECT(entry[0] == 2 && entry[1] == 2 && sample(entry, 0)[2] == 11);
+    /* The same result again: nothing changes. */
+    double before[AWORDS];
+    memcpy(before, entry, sizeof entry);
+    EXPECT(!append(entry, again, 1));
+    EXPECT(memcmp(before, entry, sizeof entry) == 0);
+    /* -0.0 is stored as 0.0 and matches either. */
+    const double zero[] = {-0.0, 5, 1, 1, 0.0, 5, 2, 2};
+    EXPECT(append(entry, zero, 2));
+    EXPECT(entry[0] == 3 && entry[1] == 0);
+    EXPECT(!signbit(sample(entry, 2)[0]) && sample(entry, 2)[2] == 2);
+    /* Full: the next new input replaces the oldest (slot 0). */
+    const double more[] = {7, 8, 70, 80};
+    EXPECT(append(entry, more, 1));
+    EXPECT(entry[0] == 3 && entry[1] == 1 && sample(entry, 0)[0] == 7);
+    EXPECT(sample(entry, 1)[0] == 3);
+    /* A header out of range: NaN held reads as none, a huge next as the
+     * last slot. */
+    double odd[AWORDS] = {NAN, 1e300};
+    const double one[] = {9, 9, 90, 90};
+    EXPECT(append(odd, one, 1));
+    EXPECT(odd[0] == 1 && odd[1] == 0 && sample(odd, ASLOTS - 1)[0] == 9);
+    /* No rows: unchanged. */
+    EXPECT(!append(odd, one, 0));
+}
+
 int main(void)
 {
     test_a_linear_change_is_predicted_and_accepted();
@@ -286,5 +341,6 @@ int main(void)
     test_the_nearest_are_chosen_in_any_slot_order();
     test_a_negative_amount_and_a_broken_sum_reject();
     test_random_shapes_stay_in_bounds();
+    test_append_adds_replaces_and_wraps();
     return unit_result("interp kernel");
 }
