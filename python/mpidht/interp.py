@@ -80,8 +80,8 @@ predictions, chosen at random, is also computed by the model by the
 caller and ``add``-ed, so that a run reports the error it made, not only
 the error it expected.
 
-Concurrency: ``publish`` appends to a class with ``Table.update_many``
-(atomic per key), so processes publishing into one class at once keep
+Concurrency: ``publish`` appends to a class with one atomic update per
+class (``mpidht_update_batch``, the samples added in C), so processes publishing into one class at once keep
 every sample up to ``slots`` (the oldest is replaced after that); a
 repeated input replaces its own sample. ``predict`` reads a consistent
 copy of each class.
