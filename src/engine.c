@@ -523,6 +523,40 @@ mpidht_status_t mpidht_engine_run(mpidht_t *t, mpidht_item_t *items, size_t n)
     }
 }
 
+/* Bytes [offset, offset + len) of n > 1 candidates through MPI in one
+ * MPI_Get: the target blocks where the candidates' buckets lie, the
+ * origin's in the item's slots, bucket_size apart. Over a network (or
+ * under osc pt2pt, where every call is a message the target handles) one
+ * call costs one message, not one per candidate. */
+static mpidht_status_t issue_get_gathered(mpidht_t *t, mpidht_item_t *it, unsigned first,
+                                          unsigned n, size_t offset, size_t len)
+{
+    const mpidht_address_t *a = &it->addr;
+    MPI_Aint at[MPIDHT_MAX_CANDIDATES];
+    for (unsigned i = 0; i < n; ++i)
+        at[i] = mpidht_bucket_disp(t, a->index[first + i]) + (MPI_Aint)offset;
+    MPI_Datatype origin = MPI_DATATYPE_NULL, target = MPI_DATATYPE_NULL;
+    int rc = MPI_Type_vector((int)n, (int)len, (int)t->layout.bucket_size, MPI_BYTE, &origin);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Type_create_hindexed_block((int)n, (int)len, at, MPI_BYTE, &target);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Type_commit(&origin);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Type_commit(&target);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Get(mpidht_slot(t, it->slots, first) + offset, 1, origin, a->rank, 0, 1,
+                     target, t->win);
+    /* Freed at once: MPI keeps them until the get completes. */
+    if (origin != MPI_DATATYPE_NULL)
+        MPI_Type_free(&origin);
+    if (target != MPI_DATATYPE_NULL)
+        MPI_Type_free(&target);
+    if (rc != MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    touch(t, a->rank);
+    return MPIDHT_OK;
+}
+
 mpidht_status_t mpidht_issue_get(mpidht_t *t, mpidht_item_t *it, unsigned first,
                                  unsigned n, size_t offset, size_t len)
 {
@@ -535,6 +569,8 @@ mpidht_status_t mpidht_issue_get(mpidht_t *t, mpidht_item_t *it, unsigned first,
         touch_direct(t);
         return MPIDHT_OK;
     }
+    if (n > 1)
+        return issue_get_gathered(t, it, first, n, offset, len);
     for (unsigned c = first; c < first + n; ++c) {
         int rc = MPI_Get(mpidht_slot(t, it->slots, c) + offset, (int)len, MPI_BYTE,
                          a->rank, mpidht_bucket_disp(t, a->index[c]) + (MPI_Aint)offset,
