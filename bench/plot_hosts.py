@@ -101,7 +101,9 @@ def plot_progress(rows: list[Row], out: Path) -> None:
 def progress_table(rows: list[Row]) -> list[str]:
     out = ["µs per call, median (mean; largest) over the calls of each setting; the "
            "target waits in MPI (idle) or computes in 5 ms slices with one MPI_Test "
-           "between them (busy).", "",
+           "between them (busy); under a setting named …-progress-Nus it also calls "
+           "mpidht_progress after every N µs of computing (the library's fix). The row "
+           "`progress` is what one mpidht_progress call costs.", "",
            "| MPI settings | protocol | operation | idle p50 | busy p50 | busy mean | busy max |",
            "| --- | --- | --- | --- | --- | --- | --- |"]
     for label in labels(rows):
@@ -113,6 +115,9 @@ def progress_table(rows: list[Row]) -> list[str]:
                     b = busy[0]
                     out.append(f"| {label} | {protocol} | {op} | {idle[0]['p50_us']:.1f} | "
                                f"{b['p50_us']:.1f} | {b['mean_us']:.1f} | {b['max_us']:.1f} |")
+        cost = pr.pick(rows, label=label, target="idle", protocol="-", op="progress")
+        if cost:
+            out.append(f"| {label} | - | progress | {cost[0]['p50_us']:.1f} | – | – | – |")
     return out
 
 

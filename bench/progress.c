@@ -11,7 +11,10 @@
  * and each target mode:
  *   idle   the target waits in MPI_Wait for the origin's "done" message
  *   busy   the target computes in slices of --compute-ms (default 5 ms)
- *          without any MPI call, and calls MPI_Test once between slices
+ *          without any MPI call, and calls MPI_Test once between slices;
+ *          with --progress-us US, it calls mpidht_progress (for the raw
+ *          references, whose window is no table: MPI_Iprobe) after every
+ *          US microseconds of a slice, the library's fix
  * the origin times --ops single calls of each operation, one at a time,
  * with a pause drawn uniformly from [0, compute-ms] before each, so that
  * the calls land anywhere in the target's slices:
@@ -22,6 +25,8 @@
  * and the raw references on an MPI_Win_allocate window of the target:
  *   raw-get   MPI_Get of a bucket-sized block + MPI_Win_flush
  *   raw-lock  MPI_Win_lock(MPI_LOCK_EXCLUSIVE) + MPI_Win_unlock
+ * and last what one mpidht_progress call costs the origin (--ops x 100
+ * calls, row "idle - progress").
  * Each call is timed with MPI_Wtime. Output: one line per (mode,
  * protocol, operation) with the median, mean, 90th percentile and largest
  * time in µs, and --json FILE with the same rows and --label (the MPI
@@ -46,6 +51,7 @@ enum { KEY_SIZE = 80, VALUE_SIZE = 104, KEYS = 64, BLOCK = 200, MAX_OPS = 100000
 typedef struct {
     unsigned long ops;
     double compute_ms;
+    double progress_us; /* 0: the busy target never calls mpidht_progress */
     const char *protocols; /* comma list */
     const char *label, *json;
     bool multiple; /* MPI_THREAD_MULTIPLE requested */
@@ -58,6 +64,8 @@ static void usage(FILE *out)
             "  --ops N            timed calls per operation, mode and protocol\n"
             "                     (default 50, at most 100000)\n"
             "  --compute-ms MS    the busy target's compute slice (default 5)\n"
+            "  --progress-us US   the busy target calls mpidht_progress after every US\n"
+            "                     microseconds of computing (default 0: never)\n"
             "  --protocols LIST   coarse,fine,lockfree (default all three)\n"
             "  --thread LEVEL     single or multiple: the level MPI_Init_thread asks\n"
             "                     for (default single; MPICH's asynchronous progress\n"
@@ -86,6 +94,10 @@ static int parse(int argc, char **argv, options_t *o)
         } else if (!strcmp(a, "--compute-ms")) {
             o->compute_ms = strtod(v, &end);
             if (end == v || *end || !(o->compute_ms > 0 && o->compute_ms <= 1000))
+                return 1;
+        } else if (!strcmp(a, "--progress-us")) {
+            o->progress_us = strtod(v, &end);
+            if (end == v || *end || !(o->progress_us >= 0 && o->progress_us <= 1e6))
                 return 1;
         } else if (!strcmp(a, "--protocols")) {
             o->protocols = v;
@@ -153,9 +165,28 @@ static void check(mpidht_status_t st, const char *what)
     }
 }
 
+/* Computes for a slice of `ms`, calling mpidht_progress on table (MPI_Iprobe
+ * where table is NULL) after every progress_us microseconds, if > 0. */
+static void compute_slice(double ms, double progress_us, mpidht_t *table)
+{
+    if (progress_us <= 0) {
+        compute(ms);
+        return;
+    }
+    for (double left = ms * 1e3; left > 0; left -= progress_us) {
+        compute((left < progress_us ? left : progress_us) * 1e-3);
+        if (table) {
+            check(mpidht_progress(table), "progress");
+        } else {
+            int flag;
+            MPI_Iprobe(MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        }
+    }
+}
+
 /* The target's side of one measured phase: wait in MPI, or compute in
  * slices with one MPI_Test between them, until the origin says done. */
-static void serve(bool busy, double compute_ms)
+static void serve(bool busy, const options_t *o, mpidht_t *table)
 {
     int done = 0;
     MPI_Request req;
@@ -165,7 +196,7 @@ static void serve(bool busy, double compute_ms)
         return;
     }
     while (!done) {
-        compute(compute_ms);
+        compute_slice(o->compute_ms, o->progress_us, table);
         MPI_Test(&req, &done, MPI_STATUS_IGNORE);
     }
 }
@@ -255,7 +286,7 @@ static void run_table(run_t *r, mpidht_protocol_t protocol, bool busy)
         for (int k = 1; k < size; ++k)
             MPI_Send(NULL, 0, MPI_BYTE, k, 7, MPI_COMM_WORLD);
     } else {
-        serve(busy && rank == size - 1, r->o->compute_ms);
+        serve(busy && rank == size - 1, r->o, t);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     check(mpidht_free(&t), "free");
@@ -297,10 +328,42 @@ static void run_raw(run_t *r, bool busy)
         for (int k = 1; k < size; ++k)
             MPI_Send(NULL, 0, MPI_BYTE, k, 7, MPI_COMM_WORLD);
     } else {
-        serve(busy && rank == target, r->o->compute_ms);
+        serve(busy && rank == target, r->o, NULL);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_free(&win);
+}
+
+/* What one mpidht_progress call costs the caller (rank 0, with nothing to
+ * serve): --ops x 100 calls, each timed. */
+static void run_progress_cost(run_t *r)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mpidht_params_t p;
+    mpidht_params_init(&p);
+    p.key_size = KEY_SIZE;
+    p.value_size = VALUE_SIZE;
+    p.memory_per_process = rank == size - 1 ? 1u << 20 : 0;
+    mpidht_t *t = NULL;
+    check(mpidht_create(MPI_COMM_WORLD, &p, &t), "create");
+    if (rank == 0) {
+        unsigned long n = r->o->ops * 100;
+        double *s = malloc(n * sizeof *s);
+        if (!s)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        for (unsigned long i = 0; i < n; ++i) {
+            double t0 = MPI_Wtime();
+            check(mpidht_progress(t), "progress");
+            s[i] = MPI_Wtime() - t0;
+        }
+        row_t row = summarise(s, n, "idle", "-", "progress");
+        free(s);
+        r->rows[r->count++] = row;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    check(mpidht_free(&t), "free");
 }
 
 static void write_json(const run_t *r, int ranks)
@@ -314,11 +377,12 @@ static void write_json(const run_t *r, int ranks)
     for (size_t i = 0; i < r->count; ++i) {
         const row_t *w = &r->rows[i];
         fprintf(f,
-                "%s\n  {\"label\": \"%s\", \"ranks\": %d, \"compute_ms\": %g, \"target\": \"%s\", "
-                "\"protocol\": \"%s\", \"op\": \"%s\", \"ops\": %lu, \"p50_us\": %.1f, "
-                "\"mean_us\": %.1f, \"p90_us\": %.1f, \"max_us\": %.1f}",
-                i ? "," : "", r->o->label, ranks, r->o->compute_ms, w->mode, w->protocol, w->op,
-                r->o->ops, w->p50, w->mean, w->p90, w->max);
+                "%s\n  {\"label\": \"%s\", \"ranks\": %d, \"compute_ms\": %g, "
+                "\"progress_us\": %g, \"target\": \"%s\", \"protocol\": \"%s\", \"op\": \"%s\", "
+                "\"ops\": %lu, \"p50_us\": %.1f, \"mean_us\": %.1f, \"p90_us\": %.1f, "
+                "\"max_us\": %.1f}",
+                i ? "," : "", r->o->label, ranks, r->o->compute_ms, r->o->progress_us, w->mode,
+                w->protocol, w->op, r->o->ops, w->p50, w->mean, w->p90, w->max);
     }
     fprintf(f, "\n]\n");
     fclose(f);
@@ -346,8 +410,10 @@ int main(int argc, char **argv)
     if (!r.samples || !r.rows)
         MPI_Abort(MPI_COMM_WORLD, 1);
     if (rank == 0)
-        printf("%-5s %-9s %-9s %10s %10s %10s %10s   (µs; target computes %g ms slices)\n",
-               "mode", "protocol", "op", "p50", "mean", "p90", "max", o.compute_ms);
+        printf("%-5s %-9s %-9s %10s %10s %10s %10s   (µs; target computes %g ms slices, "
+               "progress every %g µs)\n",
+               "mode", "protocol", "op", "p50", "mean", "p90", "max", o.compute_ms,
+               o.progress_us);
     static const mpidht_protocol_t protocols[] = {
         MPIDHT_PROTOCOL_COARSE, MPIDHT_PROTOCOL_FINE, MPIDHT_PROTOCOL_LOCKFREE};
     for (int busy = 0; busy < 2; ++busy) {
@@ -356,6 +422,7 @@ int main(int argc, char **argv)
                 run_table(&r, protocols[k], busy);
         run_raw(&r, busy);
     }
+    run_progress_cost(&r);
     if (rank == 0 && o.json)
         write_json(&r, size);
     free(r.samples);

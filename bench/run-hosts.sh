@@ -104,11 +104,15 @@ progress() {
   local label=$1 mpi=$2 bin=$3
   shift 3
   echo "== progress: $label"
-  local json=$raw/progress/$label.json
+  local json=$raw/progress/$label.json extra=()
+  [[ $label == *async* ]] && extra+=(--thread multiple)
+  # A label ending in -progress-<N>us: the library's fix, mpidht_progress
+  # after every N µs of the target's computing.
+  [[ $label =~ -progress-([0-9]+)us$ ]] && extra+=(--progress-us "${BASH_REMATCH[1]}")
   # MPICH across hosts now and then hangs in MPI_Finalize (docs/hosts.md):
   # a run that wrote its measurements before that is kept, and said so.
   if ! env "$@" timeout 300 "$run" --mpi "$mpi" --hosts 2 -- "$bin" --ops "$progress_ops" \
-      --label "$label" --json "$json" $([[ $label == *async* ]] && echo --thread multiple); then
+      --label "$label" --json "$json" "${extra[@]}"; then
     [[ -s $json ]] || return 1
     echo "== progress: $label: measured, but the run did not end cleanly (MPI_Finalize)"
   fi
@@ -119,6 +123,8 @@ progress openmpi-pt2pt-tcp-thread openmpi "$build_root/bench/bench/mpidht_progre
 progress mpich mpich "$build_root/bench-mpich/bench/mpidht_progress_bench"
 progress mpich-async mpich "$build_root/bench-mpich/bench/mpidht_progress_bench" \
   MPIR_CVAR_ASYNC_PROGRESS=1
+progress openmpi-pt2pt-progress-20us openmpi "$build_root/bench/bench/mpidht_progress_bench"
+progress mpich-progress-20us mpich "$build_root/bench-mpich/bench/mpidht_progress_bench"
 
 "$build_root/venv/bin/python" "$repo/bench/plot_hosts.py" "$raw" "$results" --cores "$cores" \
   ${delay:+--delay "$delay"}

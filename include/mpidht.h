@@ -460,6 +460,28 @@ mpidht_status_t mpidht_update_batch(mpidht_t *table, size_t n, const void *keys,
                                     mpidht_update_outcome_t *outcomes);
 
 /* ------------------------------------------------------------------ */
+/* Progress (local to the caller)                                      */
+/* ------------------------------------------------------------------ */
+
+/* Lets MPI serve the one-sided calls that other processes make on the
+ * caller's buckets. Where such a call completes only when its target
+ * enters MPI (between hosts: Open MPI's osc pt2pt, and MPICH unless its
+ * asynchronous progress is on), a process that computes for long
+ * without calling MPI holds up every read and write of its buckets until
+ * its next MPI call. Calling mpidht_progress every few tens of
+ * microseconds of such a computation bounds that wait (docs/hosts.md has
+ * the measurements). On one node (a shared window) nothing waits for it,
+ * and it costs one MPI_Iprobe.
+ * Requires: table created; called from a thread that may call MPI (as
+ *   every call of the library). It may be called at any time, also while
+ *   other processes use the table.
+ * Guarantees: it takes no lock, changes nothing in the table and
+ *   receives no message (an MPI_Iprobe on the table's own communicator).
+ * Returns: MPIDHT_OK; MPIDHT_ERR_INVALID_HANDLE if table is NULL;
+ *   MPIDHT_ERR_MPI if MPI fails. */
+mpidht_status_t mpidht_progress(mpidht_t *table);
+
+/* ------------------------------------------------------------------ */
 /* Local iteration (local to the caller)                               */
 /* ------------------------------------------------------------------ */
 

@@ -813,6 +813,21 @@ static PyObject *Table_reset_stats(TableObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* progress(): mpidht_progress, without the GIL (it may wait inside MPI). */
+static PyObject *Table_progress(TableObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (!usable(self))
+        return NULL;
+    mpidht_t *table = claim(self);
+    mpidht_status_t st;
+    Py_BEGIN_ALLOW_THREADS
+    st = mpidht_progress(table);
+    Py_END_ALLOW_THREADS
+    release(self);
+    return finish(self, st);
+}
+
 static PyObject *Table_error_detail(TableObject *self, PyObject *unused)
 {
     (void)unused;
@@ -871,6 +886,8 @@ static PyMethodDef Table_methods[] = {
     {"stats", (PyCFunction)Table_stats, METH_VARARGS, "stats(global) -> dict"},
     {"reset_stats", (PyCFunction)Table_reset_stats, METH_NOARGS, "Zero local counters."},
     {"info", (PyCFunction)Table_info, METH_NOARGS, "info() -> dict"},
+    {"progress", (PyCFunction)Table_progress, METH_NOARGS,
+     "progress(): mpidht_progress"},
     {"error_detail", (PyCFunction)Table_error_detail, METH_NOARGS,
      "error_detail() -> str: what the last failed collective call failed on"},
     {NULL, NULL, 0, NULL},

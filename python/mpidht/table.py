@@ -620,6 +620,16 @@ class Table:
 
     # -- statistics -------------------------------------------------------
 
+    def progress(self) -> None:
+        """Lets MPI serve the one-sided calls other processes make on this
+        process's buckets (``mpidht_progress``). Between hosts, where such
+        a call may complete only when its target enters MPI, call it every
+        few tens of microseconds of a long computation that makes no MPI
+        call; on one node it changes nothing. Local; it takes no lock and
+        changes nothing in the table."""
+        with _library_errors():
+            self._table.progress()
+
     def stats(self) -> dict[str, int]:
         """This process's counters (reads, hits, misses, writes, ...)."""
         with _library_errors():

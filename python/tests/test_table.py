@@ -106,6 +106,26 @@ def test_context_manager_closes(comm: MPI.Intracomm) -> None:
         t.read_many(np.zeros((2, 8), dtype=np.uint8))
     with pytest.raises(mpidht.Error):
         t.stats()
+    with pytest.raises(mpidht.Error):
+        t.progress()
+
+
+def test_progress_leaves_the_table_as_it_was(table: mpidht.Table, comm: MPI.Intracomm) -> None:
+    """progress() may be called any time on every process: values, counters
+    and other processes' operations are as without it."""
+    rank = comm.Get_rank()
+    ids = np.arange(rank * 50, rank * 50 + 50)
+    keys, values = keys_for(ids), values_for(ids, rank)
+    table.reset_stats()
+    for k, v in zip(keys, values):
+        table.write(k, v)
+        table.progress()
+    comm.Barrier()
+    for k, v in zip(keys, values):
+        table.progress()
+        assert table.read(k) == v.tobytes()
+    stats = table.stats()
+    assert stats["writes"] == 50 and stats["reads"] == 50 and stats["hits"] == 50
 
 
 def test_subcommunicator(comm: MPI.Intracomm) -> None:
