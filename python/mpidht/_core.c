@@ -530,6 +530,28 @@ static PyObject *Table_update(TableObject *self, PyObject *args)
     return PyLong_FromLong((long)outcome);
 }
 
+/* mpidht_update_batch of n key rows with fn, without the GIL; the outcomes
+ * into out, one byte each, and the status into *st. 0, or -1 with
+ * MemoryError set (nothing run). */
+static int update_rows(TableObject *self, size_t n, const void *keys, mpidht_update_fn fn,
+                       void *user_data, unsigned char *out, mpidht_status_t *st)
+{
+    mpidht_update_outcome_t *each = PyMem_RawMalloc(n > 0 ? n * sizeof *each : 1);
+    if (!each) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    mpidht_t *table = claim(self);
+    Py_BEGIN_ALLOW_THREADS
+    *st = mpidht_update_batch(table, n, keys, fn, user_data, each);
+    Py_END_ALLOW_THREADS
+    release(self);
+    for (size_t i = 0; *st == MPIDHT_OK && i < n; ++i)
+        out[i] = (unsigned char)each[i];
+    PyMem_RawFree(each);
+    return 0;
+}
+
 /* update_batch(n, keys, fn, keep, outcomes): fn(i, value or None) per row;
  * fills outcomes, one byte each. */
 static PyObject *Table_update_batch(TableObject *self, PyObject *args)
@@ -554,25 +576,11 @@ static PyObject *Table_update_batch(TableObject *self, PyObject *args)
         PyBuffer_Release(&keys);
         return NULL;
     }
-    mpidht_update_outcome_t *each = PyMem_RawMalloc(n > 0 ? (size_t)n * sizeof *each : 1);
-    if (!each) {
-        PyBuffer_Release(&keys);
-        PyBuffer_Release(&flags);
-        return PyErr_NoMemory();
-    }
-    mpidht_t *table = claim(self);
-    mpidht_status_t st;
-    Py_BEGIN_ALLOW_THREADS
-    st = mpidht_update_batch(table, (size_t)n, keys.buf, python_update, self, each);
-    Py_END_ALLOW_THREADS
-    release(self);
-    unsigned char *out = flags.buf;
-    for (Py_ssize_t i = 0; st == MPIDHT_OK && i < n; ++i)
-        out[i] = (unsigned char)each[i];
-    PyMem_RawFree(each);
+    mpidht_status_t st = MPIDHT_OK;
+    int made = update_rows(self, (size_t)n, keys.buf, python_update, self, flags.buf, &st);
     PyBuffer_Release(&keys);
     PyBuffer_Release(&flags);
-    return finish(self, st);
+    return made == 0 ? finish(self, st) : NULL;
 }
 
 /* interp_append as an update function (user_data: the interp_append_t). */
@@ -633,27 +641,14 @@ static PyObject *Table_append_samples(TableObject *self, PyObject *args)
         PyBuffer_Release(&rows);
         return NULL;
     }
-    mpidht_update_outcome_t *each = PyMem_RawMalloc(n > 0 ? (size_t)n * sizeof *each : 1);
+    interp_append_t append = {(size_t)slots, (size_t)d, rows.buf, first};
     mpidht_status_t st = MPIDHT_OK;
-    if (each) {
-        interp_append_t append = {(size_t)slots, (size_t)d, rows.buf, first};
-        mpidht_t *table = claim(self);
-        Py_BEGIN_ALLOW_THREADS
-        st = mpidht_update_batch(table, (size_t)n, keys.buf, append_update, &append, each);
-        Py_END_ALLOW_THREADS
-        release(self);
-        unsigned char *out = flags.buf;
-        for (Py_ssize_t i = 0; st == MPIDHT_OK && i < n; ++i)
-            out[i] = (unsigned char)each[i];
-        PyMem_RawFree(each);
-    }
+    int made = update_rows(self, (size_t)n, keys.buf, append_update, &append, flags.buf, &st);
     PyBuffer_Release(&start);
     PyBuffer_Release(&keys);
     PyBuffer_Release(&rows);
     PyBuffer_Release(&flags);
-    if (!each)
-        return PyErr_NoMemory();
-    return finish(self, st);
+    return made == 0 ? finish(self, st) : NULL;
 }
 
 /* clear(): collective. */
