@@ -523,7 +523,7 @@ mpidht_status_t mpidht_engine_run(mpidht_t *t, mpidht_item_t *items, size_t n)
     }
 }
 
-/* Bytes [offset, offset + len) of n > 1 candidates through MPI in one
+/* Bytes [offset, offset + len) of n > 1 candidates on another node in one
  * MPI_Get: the target blocks where the candidates' buckets lie, the
  * origin's in the item's slots, bucket_size apart. Over a network (or
  * under osc pt2pt, where every call is a message the target handles) one
@@ -569,7 +569,9 @@ mpidht_status_t mpidht_issue_get(mpidht_t *t, mpidht_item_t *it, unsigned first,
         touch_direct(t);
         return MPIDHT_OK;
     }
-    if (n > 1)
+    /* On the node (a shared window reached through MPI) separate gets are
+     * cheaper than building two datatypes. */
+    if (n > 1 && !t->same_node[a->rank])
         return issue_get_gathered(t, it, first, n, offset, len);
     for (unsigned c = first; c < first + n; ++c) {
         int rc = MPI_Get(mpidht_slot(t, it->slots, c) + offset, (int)len, MPI_BYTE,
