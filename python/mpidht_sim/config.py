@@ -81,12 +81,12 @@ class InterpConfig:
     digits: dict[str, int] = field(default_factory=dict)
     slots: int = 192
     min_neighbours: int = 10
-    neighbours: int = 24
+    neighbours: int = 12
     radius: float = 0.5
     extrapolation: float = 0.25
     estimate: str = "standard-error"
     interval: float = 3.0
-    tolerance: float = 1.25e-5
+    tolerance: float = 2e-5
     conservation_rtol: float = 1e-5
     verify: float = 0.02
 

@@ -101,7 +101,7 @@ class Variant:
 #: The trade-off sweep: digits of the exact-key surrogate (C, Ca, pH, pe and
 #: the minerals; Cl and Mg as configured) and tolerances of interpolation.
 TRADEOFF_DIGITS = (3, 4, 5, 6)
-TRADEOFF_TOLERANCES = (5e-6, 1.25e-5, 2.5e-5, 5e-5)
+TRADEOFF_TOLERANCES = (5e-6, 1e-5, 2e-5, 5e-5)
 
 
 @dataclass(frozen=True)
