@@ -340,6 +340,18 @@ def _predict(plan: _Plan, x: Array, samples: Array, slots: int,
     return Prediction(values, check, estimate, used)
 
 
+def _distinct(keys: npt.NDArray[np.uint8]
+              ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The distinct rows of keys, numbered in the order they first appear:
+    the row where each first appears, and each row's number."""
+    rows = np.ascontiguousarray(keys).view(np.dtype((np.void, keys.shape[1]))).ravel()
+    _, first, found = np.unique(rows, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    number = np.empty_like(order)
+    number[order] = np.arange(order.size)
+    return first[order], number[found.reshape(-1)]
+
+
 class Neighbours:
     """Samples of a step model in a DHT, by coarse key of their input.
 
@@ -421,8 +433,7 @@ class Neighbours:
         as float64 rows (m, words), samples (m,), and each state's class
         (n,)."""
         keys = self.keys(states, context)
-        rows = np.ascontiguousarray(keys).view(np.dtype((np.void, keys.shape[1]))).ravel()
-        _, first, cls = np.unique(rows, return_index=True, return_inverse=True)
+        first, cls = _distinct(keys)
         # Into pages kept from the last call (fresh ones cost a page fault
         # each); rows of absent classes are zeroed: no samples.
         if self._buffer.shape[0] < first.size:
@@ -432,7 +443,7 @@ class Neighbours:
         raw[~found] = 0
         words = raw.view(np.float64).reshape(first.size, self._words)
         count = np.minimum(words[:, 0].astype(np.int64), self.settings.slots)
-        return words, count, cls.reshape(-1)
+        return words, count, cls
 
     def predict(self, states: npt.ArrayLike,
                 context: Optional[npt.ArrayLike] = None) -> Prediction:
@@ -451,16 +462,11 @@ class Neighbours:
         keys = self.keys(x, context)
         # One update per class, adding its rows in order (in C: _interp.c's
         # interp_append), the classes in the order of their first rows.
-        rows = np.ascontiguousarray(keys).view(np.dtype((np.void, keys.shape[1]))).ravel()
-        _, first, cls = np.unique(rows, return_index=True, return_inverse=True)
-        order = np.argsort(first)
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size)
-        member = rank[cls.reshape(-1)]
-        by_class = np.argsort(member, kind="stable")
-        start = np.zeros(order.size + 1, dtype=np.int64)
-        np.cumsum(np.bincount(member, minlength=order.size), out=start[1:])
-        self.table._append_samples(keys[first[order]], self.settings.slots, self.d,
+        first, cls = _distinct(keys)
+        by_class = np.argsort(cls, kind="stable")
+        start = np.zeros(first.size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cls, minlength=first.size), out=start[1:])
+        self.table._append_samples(keys[first], self.settings.slots, self.d,
                                    np.concatenate([x, y], axis=1)[by_class], start)
 
 
