@@ -10,9 +10,7 @@ run, the progress table and every row.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -157,15 +155,10 @@ def targets(rows: list[Row], progress: list[Row], hosts: list[int]) -> list[str]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("raw_dir", type=Path, help="folder with the benchmark JSON files")
-    parser.add_argument("out_dir", type=Path, help="folder for the plots and RESULTS.md")
-    parser.add_argument("--cores", type=int, default=os.cpu_count() or 1,
-                        help="cores of the machine the runs were made on (default: this one's)")
+    parser = pr.results_parser(__doc__)
     parser.add_argument("--delay", type=float, default=None,
                         help="the netem delay the hosts had, in ms (default: none)")
-    args = parser.parse_args()
+    args = pr.parse_results(parser)
     rows = pr.aggregate(pr.load(args.raw_dir))
     if not rows:
         parser.error(f"no results in {args.raw_dir}")

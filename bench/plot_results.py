@@ -471,17 +471,31 @@ def persist_section(rows: list[Row]) -> list[str]:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
+def results_parser(description: str | None) -> argparse.ArgumentParser:
+    """The arguments of a results script: the folder of benchmark JSON
+    files, the folder for plots and RESULTS.md, and --cores
+    (``parse_results`` checks them)."""
+    parser = argparse.ArgumentParser(description=description,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("raw_dir", type=Path, help="folder with the benchmark JSON files")
     parser.add_argument("out_dir", type=Path, help="folder for the plots and RESULTS.md")
     parser.add_argument("--cores", type=int, default=os.cpu_count() or 1,
                         help="cores of the machine the runs were made on; runs with more "
                              "ranks are marked oversubscribed (default: this machine's)")
+    return parser
+
+
+def parse_results(parser: argparse.ArgumentParser) -> argparse.Namespace:
+    """The parsed arguments of a ``results_parser`` (--cores at least 1)."""
     args = parser.parse_args()
     if args.cores < 1:
         parser.error(f"--cores must be at least 1, got {args.cores}")
+    return args
+
+
+def main() -> None:
+    parser = results_parser(__doc__)
+    args = parse_results(parser)
     rows = aggregate(load(args.raw_dir))
     batch_rows = (load_batches(args.raw_dir / "batch") if (args.raw_dir / "batch").is_dir()
                   else [])
