@@ -471,8 +471,8 @@ mpidht_status_t mpidht_update_batch(mpidht_t *table, size_t n, const void *keys,
  * its next MPI call. Calling mpidht_progress every few tens of
  * microseconds of such a computation shortens most such waits to about
  * that interval plus a round trip; it does not bound every one
- * (docs/hosts.md has the measurements). On one node (a shared window) nothing waits for it,
- * and it costs one MPI_Iprobe.
+ * (docs/hosts.md has the measurements). On one node (a shared window)
+ * nothing waits for it, and it costs one MPI_Iprobe.
  * Requires: table created; called from a thread that may call MPI (as
  *   every call of the library). It may be called at any time, also while
  *   other processes use the table.

@@ -618,8 +618,6 @@ class Table:
         with _library_errors():
             return RestoreReport(*self._table.restore(path))
 
-    # -- statistics -------------------------------------------------------
-
     def progress(self) -> None:
         """Lets MPI serve the one-sided calls other processes make on this
         process's buckets (``mpidht_progress``). Between hosts, where such
@@ -629,6 +627,8 @@ class Table:
         changes nothing in the table."""
         with _library_errors():
             self._table.progress()
+
+    # -- statistics -------------------------------------------------------
 
     def stats(self) -> dict[str, int]:
         """This process's counters (reads, hits, misses, writes, ...)."""
