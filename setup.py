@@ -59,7 +59,8 @@ def version() -> str:
 
 def sources() -> list[str]:
     library = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "src").glob("*.c"))
-    return library + ["python/mpidht/_core.c", "python/mpidht/_interp.c"]
+    return library + ["python/mpidht/_core.c", "python/mpidht/_interp.c",
+                      "python/mpidht/_rows.c"]
 
 
 setup(

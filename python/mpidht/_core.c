@@ -20,6 +20,7 @@
 
 #include "mpidht.h"
 #include "_interp.h"
+#include "_rows.h"
 
 static PyObject *core_error; /* mpidht._core.Error(message, status) */
 
@@ -985,6 +986,50 @@ static PyObject *core_key_encode(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* distinct(rows, n, width, first, number): the distinct rows among n rows
+ * of width bytes (a C-contiguous buffer of n x width bytes), numbered in
+ * the order they first appear (_rows.h): first and number writable
+ * C-contiguous buffers of n int64 each. Returns how many distinct rows
+ * there are (the first that many entries of first are set). */
+static PyObject *core_distinct(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *rows_obj, *first_obj, *number_obj;
+    Py_ssize_t n, width;
+    if (!PyArg_ParseTuple(args, "OnnOO", &rows_obj, &n, &width, &first_obj, &number_obj))
+        return NULL;
+    if (n < 0 || width < 0)
+        return PyErr_Format(PyExc_ValueError, "n and width must be 0 or more, got %zd and %zd",
+                            n, width);
+    size_t un = (size_t)n;
+    Py_buffer rows, first, number;
+    if (get_exact(rows_obj, &rows, un * (size_t)width, "rows", 0) != 0)
+        return NULL;
+    if (get_exact(first_obj, &first, un * sizeof(int64_t), "first", 1) != 0) {
+        PyBuffer_Release(&rows);
+        return NULL;
+    }
+    if (get_exact(number_obj, &number, un * sizeof(int64_t), "number", 1) != 0) {
+        PyBuffer_Release(&first);
+        PyBuffer_Release(&rows);
+        return NULL;
+    }
+    int64_t *table = PyMem_Malloc(rows_table_size(un) * sizeof *table);
+    size_t distinct = 0;
+    if (table) {
+        Py_BEGIN_ALLOW_THREADS
+        distinct = rows_distinct(rows.buf, un, (size_t)width, first.buf, number.buf, table);
+        Py_END_ALLOW_THREADS
+        PyMem_Free(table);
+    }
+    PyBuffer_Release(&number);
+    PyBuffer_Release(&first);
+    PyBuffer_Release(&rows);
+    if (!table)
+        return PyErr_NoMemory();
+    return PyLong_FromSize_t(distinct);
+}
+
 /* predict(n, m, slots, d, stride, need, width, radius, extrapolation,
  * method, estimate, interval, ridge, rtol, atol, q, p, tolerance, ignored,
  * nonnegative, conserved, log, floor, scale, presence, samples, count, x,
@@ -1098,6 +1143,8 @@ static PyMethodDef core_methods[] = {
     {"strerror", core_strerror, METH_O, "The library's message for a status."},
     {"key_encode", core_key_encode, METH_VARARGS,
      "mpidht_key_encode: rows of doubles into approximate keys."},
+    {"distinct", core_distinct, METH_VARARGS,
+     "The distinct rows of a byte matrix, numbered in the order they first appear."},
     {"predict", core_predict, METH_VARARGS,
      "mpidht.interp's neighbours, checks and prediction, per query."},
     {"mpi_library_version", core_mpi_library_version, METH_NOARGS,

@@ -280,6 +280,7 @@ typedef struct query_work {
     double *us;      /* m x slots x d: the samples' coordinates */
     unsigned char *ready; /* m: class k's us, pin and pout computed */
     double *uq;      /* d: the query's coordinates */
+    double *at_floor; /* d: coordinates at or below the floor */
     int32_t *slot;   /* slots: candidates */
     int32_t *sel;    /* width: the samples used, nearest first */
     double *dist;    /* slots */
@@ -301,21 +302,33 @@ static size_t active_columns(const interp_settings_t *s, size_t d)
 size_t interp_work(const interp_settings_t *s, const interp_classes_t *c)
 {
     size_t d = c->d, di = active_columns(s, d), samples = c->m * c->slots;
-    size_t doubles = samples * d + d + c->slots + s->width + s->width * (di + d) + 5 * d +
+    size_t doubles = samples * d + 2 * d + c->slots + s->width + s->width * (di + d) + 5 * d +
                      fit_doubles(di, d);
     return 2 * samples * sizeof(uint64_t) + doubles * sizeof(double) +
            (c->slots + s->width + 1) * sizeof(int32_t) + c->m;
 }
 
-/* The coordinates u (d) of the state x (d). */
-static void coords_of(const interp_settings_t *s, size_t d, const double *x, double *u)
+/* The coordinates u (d) of the state x (d); at_floor (d): each column's
+ * coordinate at or below its floor (floor_coords). */
+static void coords_of(const interp_settings_t *s, size_t d, const double *at_floor,
+                      const double *x, double *u)
 {
     for (size_t col = 0; col < d; ++col) {
         double v = x[col];
-        if (s->log[col]) /* at or below the floor, the floor's; NaN stays NaN */
-            v = log10(v <= s->floor[col] ? s->floor[col] : v);
-        u[col] = s->ignored[col] ? 0.0 : v / s->scale[col];
+        if (s->ignored[col])
+            u[col] = 0.0;
+        else if (!s->log[col])
+            u[col] = v / s->scale[col];
+        else /* NaN stays NaN */
+            u[col] = v <= s->floor[col] ? at_floor[col] : log10(v) / s->scale[col];
     }
+}
+
+/* Each column's coordinate at or below its floor (where log). */
+static void floor_coords(const interp_settings_t *s, size_t d, double *at_floor)
+{
+    for (size_t col = 0; col < d; ++col)
+        at_floor[col] = s->log[col] ? log10(s->floor[col]) / s->scale[col] : 0.0;
 }
 
 /* The presence bits of the state x. */
@@ -349,7 +362,8 @@ static query_work_t query_split(const interp_settings_t *s, const interp_classes
     w.pout = w.pin + samples;
     w.us = (double *)(w.pout + samples);
     w.uq = w.us + samples * d;
-    w.dist = w.uq + d;
+    w.at_floor = w.uq + d;
+    w.dist = w.at_floor + d;
     w.best = w.dist + c->slots;
     w.delta = w.best + s->width;
     w.change = w.delta + s->width * di;
@@ -501,7 +515,7 @@ static void prepare_class(const interp_settings_t *s, const interp_classes_t *c,
     for (size_t j = 0; j < have; ++j) {
         const double *xj = samples + 2 * j * d;
         size_t at = k * c->slots + j;
-        coords_of(s, d, xj, w->us + at * d);
+        coords_of(s, d, w->at_floor, xj, w->us + at * d);
         w->pin[at] = bits_of(s, xj);
         w->pout[at] = bits_of(s, xj + d);
     }
@@ -513,10 +527,11 @@ void interp_predict(const interp_settings_t *s, const interp_classes_t *c, size_
 {
     size_t d = c->d;
     query_work_t w = query_split(s, c, work);
+    floor_coords(s, d, w.at_floor);
     for (size_t q = 0; q < n; ++q) {
         size_t k = (size_t)cls[q], within = 0;
         const double *xq = x + q * d, *uqq = w.uq;
-        coords_of(s, d, xq, w.uq);
+        coords_of(s, d, w.at_floor, xq, w.uq);
         uint64_t pq = bits_of(s, xq);
         double *vq = values + q * d, *eq = estimate + q * d;
         for (size_t col = 0; col < d; ++col)

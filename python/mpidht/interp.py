@@ -100,7 +100,7 @@ import numpy.typing as npt
 from mpi4py import MPI
 
 from . import _core
-from .keys import KeyColumn, Rounding, encode_keys, key_size
+from .keys import KeyColumn, Rounding, distinct, encode_keys, key_size
 from .table import ProtocolLike, Table
 
 __all__ = ["Check", "Estimate", "Method", "Neighbours", "Prediction", "Settings",
@@ -340,18 +340,6 @@ def _predict(plan: _Plan, x: Array, samples: Array, slots: int,
     return Prediction(values, check, estimate, used)
 
 
-def _distinct(keys: npt.NDArray[np.uint8]
-              ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """The distinct rows of keys, numbered in the order they first appear:
-    the row where each first appears, and each row's number."""
-    rows = np.ascontiguousarray(keys).view(np.dtype((np.void, keys.shape[1]))).ravel()
-    _, first, found = np.unique(rows, return_index=True, return_inverse=True)
-    order = np.argsort(first)
-    number = np.empty_like(order)
-    number[order] = np.arange(order.size)
-    return first[order], number[found.reshape(-1)]
-
-
 class Neighbours:
     """Samples of a step model in a DHT, by coarse key of their input.
 
@@ -433,7 +421,7 @@ class Neighbours:
         as float64 rows (m, words), samples (m,), and each state's class
         (n,)."""
         keys = self.keys(states, context)
-        first, cls = _distinct(keys)
+        first, cls = distinct(keys)
         # Into pages kept from the last call (fresh ones cost a page fault
         # each); rows of absent classes are zeroed: no samples.
         if self._buffer.shape[0] < first.size:
@@ -462,7 +450,7 @@ class Neighbours:
         keys = self.keys(x, context)
         # One update per class, adding its rows in order (in C: _interp.c's
         # interp_append), the classes in the order of their first rows.
-        first, cls = _distinct(keys)
+        first, cls = distinct(keys)
         by_class = np.argsort(cls, kind="stable")
         start = np.zeros(first.size + 1, dtype=np.int64)
         np.cumsum(np.bincount(cls, minlength=first.size), out=start[1:])

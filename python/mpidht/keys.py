@@ -12,6 +12,7 @@ bytes on every process for the same inputs::
         KeyColumn(Rounding.EXACT)]                 # e.g. the time step, as it is
     keys = encode_keys(states, columns)            # (rows, key_size(columns)) uint8
     values, found = table.read_many(keys)
+    first, number = distinct(keys)                 # the distinct keys, to read each once
 
 Every column becomes ``ELEMENT_SIZE`` bytes. Inputs are converted to
 float64 first, so an integer 42 and a float 42.0 give the same key (the
@@ -86,3 +87,21 @@ def encode_keys(values: npt.ArrayLike, columns: Sequence[KeyColumn]) -> npt.NDAr
     with _library_errors():
         _core.key_encode(spec, rows.shape[0], rows, out)
     return out
+
+
+def distinct(keys: npt.ArrayLike) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The distinct rows of ``keys`` (rows x bytes, uint8; any rows of equal
+    width), numbered 0, 1, ... in the order they first appear: the row
+    where each first appears (ascending), and each row's number, so that
+    ``keys[first][number]`` equals ``keys``. Rows are equal when their
+    bytes are (one pass with a hash table, in C).
+    """
+    rows = np.ascontiguousarray(keys)
+    if rows.dtype != np.uint8 or rows.ndim != 2:
+        raise ValueError(f"keys must be rows of bytes (2-D uint8, as encode_keys gives), "
+                         f"got {rows.dtype} of shape {rows.shape}")
+    n, width = rows.shape
+    first = np.empty(n, dtype=np.int64)
+    number = np.empty(n, dtype=np.int64)
+    found = _core.distinct(rows, n, width, first, number)
+    return first[:found], number

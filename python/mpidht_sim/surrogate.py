@@ -161,14 +161,13 @@ def same_key(keys: Bytes, rows: npt.NDArray[np.int64]
     """Of the given rows of keys, those whose key an earlier one of them
     has, and for each the first of them with its key (row numbers of keys,
     in the order the rows are given)."""
-    first: dict[bytes, int] = {}
-    later, origin = [], []
-    for row in rows.tolist():
-        seen = first.setdefault(keys[row].tobytes(), row)
-        if seen != row:
-            later.append(row)
-            origin.append(seen)
-    return np.array(later, dtype=np.int64), np.array(origin, dtype=np.int64)
+    from mpidht.keys import distinct
+
+    rows = np.asarray(rows, dtype=np.int64)
+    first, number = distinct(keys[rows])
+    origin = first[number]
+    later = origin != np.arange(rows.size)
+    return rows[later], rows[origin[later]]
 
 
 class Surrogate:

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from mpidht import Error, Status
-from mpidht.keys import ELEMENT_SIZE, KeyColumn, Rounding, encode_keys, key_size
+from mpidht.keys import ELEMENT_SIZE, KeyColumn, Rounding, distinct, encode_keys, key_size
 
 SIG = Rounding.SIGNIFICANT
 DEC = Rounding.DECIMAL
@@ -83,3 +83,48 @@ def test_shape_must_match_the_columns() -> None:
     with pytest.raises(ValueError, match="rows of 2 numbers"):
         encode_keys(np.zeros((4, 3)), [KeyColumn(SIG, 3)] * 2)
     assert encode_keys(np.zeros((0, 2)), [KeyColumn(SIG, 3)] * 2).shape == (0, 32)
+
+
+def reference_distinct(keys: np.ndarray) -> tuple[list[int], list[int]]:
+    """Numbering by first appearance, the slow and obvious way."""
+    seen: dict[bytes, int] = {}
+    first: list[int] = []
+    number: list[int] = []
+    for i, row in enumerate(keys):
+        if row.tobytes() not in seen:
+            seen[row.tobytes()] = len(first)
+            first.append(i)
+        number.append(seen[row.tobytes()])
+    return first, number
+
+
+@pytest.mark.parametrize("rows,width,kinds", [(0, 16, 1), (1, 16, 1), (7, 0, 1), (500, 3, 4),
+                                              (2000, 144, 50), (3000, 1, 256)])
+def test_distinct_numbers_rows_by_first_appearance(rows: int, width: int, kinds: int) -> None:
+    """Every row's number names a row with its bytes; numbers follow first
+    appearance; rows that differ in one byte only (the last) are apart."""
+    rng = np.random.default_rng(rows + width)
+    pool = rng.integers(0, 256, size=(kinds, width), dtype=np.uint8)
+    if width:
+        pool[:, :-1] = pool[0, :-1]  # the rows differ in their last byte at most
+        pool = np.unique(pool, axis=0)
+    keys = pool[rng.integers(0, pool.shape[0], size=rows)]
+    first, number = distinct(keys)
+    want_first, want_number = reference_distinct(keys)
+    assert first.tolist() == want_first and number.tolist() == want_number
+    assert np.array_equal(keys[first][number], keys)
+
+
+def test_distinct_of_encoded_keys_groups_equal_inputs() -> None:
+    columns = [KeyColumn(SIG, 2, log=True, floor=1e-10)] * 2
+    keys = encode_keys([[1.01e-3, 5.0], [1.0e-3, 5.01], [2e-3, 5.0], [0.0, 5.0], [1e-12, 5.0]],
+                       columns)
+    first, number = distinct(keys)
+    assert first.tolist() == [0, 2, 3] and number.tolist() == [0, 0, 1, 2, 2]
+
+
+@pytest.mark.parametrize("keys", [np.zeros(5, dtype=np.uint8), np.zeros((2, 3), dtype=np.int64),
+                                  np.zeros((2, 3, 4), dtype=np.uint8)])
+def test_distinct_refuses_what_are_not_rows_of_bytes(keys: np.ndarray) -> None:
+    with pytest.raises(ValueError, match="rows of bytes"):
+        distinct(keys)
