@@ -963,6 +963,11 @@ static PyObject *core_key_encode(PyObject *module, PyObject *args)
         spec[c] = (mpidht_key_column_t){(mpidht_key_rounding_t)rounding, digits, log, floor};
     }
     Py_DECREF(spec_seq);
+    if (columns > 0 && rows > PY_SSIZE_T_MAX / columns / MPIDHT_KEY_ELEMENT_SIZE) {
+        PyMem_Free(spec);
+        return PyErr_Format(PyExc_ValueError, "%zd rows of %zd columns do not fit in memory",
+                            rows, columns);
+    }
     Py_buffer values, out;
     size_t n = (size_t)rows * (size_t)columns;
     if (get_exact(values_obj, &values, n * sizeof(double), "values", 0) != 0) {
@@ -998,9 +1003,12 @@ static PyObject *core_distinct(PyObject *module, PyObject *args)
     Py_ssize_t n, width;
     if (!PyArg_ParseTuple(args, "OnnOO", &rows_obj, &n, &width, &first_obj, &number_obj))
         return NULL;
-    if (n < 0 || width < 0)
-        return PyErr_Format(PyExc_ValueError, "n and width must be 0 or more, got %zd and %zd",
-                            n, width);
+    /* The table of rows_table_size(n) <= 4 n int64 slots must be
+     * addressable, and so must n rows of width bytes. */
+    if (n < 0 || width < 0 || n > PY_SSIZE_T_MAX / 32 ||
+        (width > 0 && n > PY_SSIZE_T_MAX / width))
+        return PyErr_Format(PyExc_ValueError, "n (%zd) and width (%zd) must be 0 or more, and "
+                            "n rows of width bytes must fit in memory", n, width);
     size_t un = (size_t)n;
     Py_buffer rows, first, number;
     if (get_exact(rows_obj, &rows, un * (size_t)width, "rows", 0) != 0)

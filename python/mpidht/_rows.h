@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 /* Slots of the hash table rows_distinct needs for n rows (a power of
- * two, at least 2 n). */
+ * two, at least 2 n, at most 4 n; n at most SIZE_MAX / 4). */
 size_t rows_table_size(size_t n);
 
 /*

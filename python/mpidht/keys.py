@@ -6,13 +6,14 @@ share one entry. ``encode_keys`` does the rounding in C
 bytes on every process for the same inputs::
 
     import numpy as np
-    from mpidht.keys import KeyColumn, Rounding, encode_keys, key_size
+    from mpidht.keys import KeyColumn, Rounding, distinct, encode_keys, key_size
 
     columns = [KeyColumn(Rounding.SIGNIFICANT, digits=5, log=True, floor=1e-12)] * 3 + [
         KeyColumn(Rounding.EXACT)]                 # e.g. the time step, as it is
     keys = encode_keys(states, columns)            # (rows, key_size(columns)) uint8
-    values, found = table.read_many(keys)
-    first, number = distinct(keys)                 # the distinct keys, to read each once
+    first, number = distinct(keys)                 # rounded alike: one key, read once
+    values, found = table.read_many(keys[first])
+    values, found = values[number], found[number]  # back to one row per state
 
 Every column becomes ``ELEMENT_SIZE`` bytes. Inputs are converted to
 float64 first, so an integer 42 and a float 42.0 give the same key (the

@@ -260,20 +260,36 @@ def initial_state(cfg: Config) -> Array:
 
 
 #: run.package_size = 0: packages of at most this many cells...
-AUTO_PACKAGE_MAX = 1024
-#: ...and at least this many packages per worker and iteration.
+AUTO_PACKAGE_MAX = 4096
+#: ...and, with more than one worker, about this many packages per
+#: worker and iteration.
 AUTO_PACKAGES_PER_WORKER = 4
 
 
 def package_size(configured: int, cells: int, workers: int) -> int:
-    """The work package size: the configured one, or for 0 the largest up
-    to AUTO_PACKAGE_MAX that gives every worker AUTO_PACKAGES_PER_WORKER
-    packages per iteration (so that a slow package does not leave the
-    others idle)."""
+    """The work package size: the configured one, or for 0 the cells over
+    AUTO_PACKAGES_PER_WORKER packages per worker, rounded up (at most that
+    many packages per iteration; a slow package then does not leave the
+    other workers idle), and for a lone worker all cells in one package
+    (there is nothing to balance, and the surrogate's cost per package is
+    paid once); at most AUTO_PACKAGE_MAX cells."""
     if configured > 0:
         return configured
-    per_package = -(-cells // (AUTO_PACKAGES_PER_WORKER * max(workers, 1)))
+    per_worker = AUTO_PACKAGES_PER_WORKER if workers > 1 else 1
+    per_package = -(-cells // (per_worker * max(workers, 1)))
     return max(1, min(AUTO_PACKAGE_MAX, per_package))
+
+
+def reacting_cells(cfg: Config) -> npt.NDArray[np.int64]:
+    """The cells chemistry reacts (all but those held at a fixed pressure)."""
+    fixed = {p.y * cfg.nx + p.x for p in cfg.fixed}
+    return np.array([i for i in range(cfg.nx * cfg.ny) if i not in fixed], dtype=np.int64)
+
+
+def worker_count(processes: int) -> int:
+    """Chemistry workers among the processes (the master reacts too when
+    it is alone)."""
+    return max(processes - 1, 1)
 
 
 def packages(cells: npt.NDArray[np.int64], size: int) -> list[npt.NDArray[np.int64]]:
@@ -314,10 +330,9 @@ def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
     injected = np.array([cfg.injected[v] for v in AQUEOUS])
     advection = Advection(flow, cfg, injected)
     state = initial_state(cfg)
-    fixed = {p.y * cfg.nx + p.x for p in cfg.fixed}
-    reacting = np.array([i for i in range(cfg.nx * cfg.ny) if i not in fixed], dtype=np.int64)
-    workers = max(comm.Get_size() - 1, 1)
-    work = packages(reacting, package_size(cfg.package_size, reacting.size, workers))
+    reacting = reacting_cells(cfg)
+    work = packages(reacting, package_size(cfg.package_size, reacting.size,
+                                           worker_count(comm.Get_size())))
     result = RunResult()
     result.saved[0] = state.copy()
     if on_save:

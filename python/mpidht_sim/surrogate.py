@@ -158,9 +158,9 @@ def fingerprint(states: Array, dt: float) -> npt.NDArray[np.uint64]:
 
 def same_key(keys: Bytes, rows: npt.NDArray[np.int64]
              ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Of the given rows of keys, those whose key an earlier one of them
-    has, and for each the first of them with its key (row numbers of keys,
-    in the order the rows are given)."""
+    """Of the given rows of keys (distinct row numbers), those whose key an
+    earlier one of them has, and for each the first of them with its key
+    (row numbers of keys, in the order the rows are given)."""
     from mpidht.keys import distinct
 
     rows = np.asarray(rows, dtype=np.int64)

@@ -115,6 +115,31 @@ def test_distinct_numbers_rows_by_first_appearance(rows: int, width: int, kinds:
     assert np.array_equal(keys[first][number], keys)
 
 
+def test_distinct_rows_all_apart() -> None:
+    """Thousands of distinct rows (long probes, some around the table's
+    end): each its own number, in order."""
+    keys = (np.arange(5000, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)).view(
+        np.uint8).reshape(5000, 8)
+    first, number = distinct(keys)
+    assert first.tolist() == list(range(5000)) and number.tolist() == list(range(5000))
+
+
+def test_distinct_binding_refuses_inconsistent_sizes() -> None:
+    """The extension's call checks what it is given (mpidht.keys.distinct
+    passes consistent arrays; nothing may be written out of bounds)."""
+    from mpidht import _core
+
+    rows, out = np.zeros((4, 3), dtype=np.uint8), np.empty(4, dtype=np.int64)
+    assert _core.distinct(rows, 4, 3, out, out.copy()) == 1
+    with pytest.raises(ValueError, match="first must be 32 bytes"):
+        _core.distinct(rows, 4, 3, out[:3], out)
+    with pytest.raises(ValueError, match="rows must be"):
+        _core.distinct(rows, 5, 3, out, out)
+    for n, width in ((-1, 3), (4, -1), (2**61, 0), (2**40, 2**40)):
+        with pytest.raises(ValueError, match="must be 0 or more"):
+            _core.distinct(rows, n, width, out, out)
+
+
 def test_distinct_of_encoded_keys_groups_equal_inputs() -> None:
     columns = [KeyColumn(SIG, 2, log=True, floor=1e-10)] * 2
     keys = encode_keys([[1.01e-3, 5.0], [1.0e-3, 5.01], [2e-3, 5.0], [0.0, 5.0], [1e-12, 5.0]],

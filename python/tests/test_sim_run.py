@@ -203,10 +203,14 @@ def test_validation_rejects_bad_settings() -> None:
 
 
 def test_automatic_package_size() -> None:
-    """run.package_size = 0: every worker gets at least 4 packages per
-    iteration, none larger than 1024 cells; a set size is kept."""
-    assert package_size(0, 2498, 1) == 625       # SimDol2D on 2 processes
-    assert package_size(0, 10000, 1) == 1024
+    """run.package_size = 0: with several workers the cells over 4
+    packages per worker, rounded up, a lone worker one package; none
+    larger than 4096 cells; a set size is kept."""
+    assert package_size(0, 2498, 1) == 2498      # SimDol2D on 2 processes
+    assert package_size(0, 10000, 1) == 4096
+    assert package_size(0, 10000, 2) == 1250
+    assert package_size(0, 40000, 2) == 4096
+    assert package_size(0, 2498, 2) == 313       # 8 packages for 2 workers
     assert package_size(0, 2498, 3) == 209       # 12 packages for 3 workers
     assert package_size(0, 10, 4) == 1
     assert package_size(16, 2498, 3) == 16
