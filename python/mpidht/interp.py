@@ -83,8 +83,8 @@ the error it expected.
 Concurrency: ``publish`` appends to a class with one atomic update per
 class (``mpidht_update_batch``, the samples added in C), so processes
 publishing into one class at once keep every sample up to ``slots`` (the
-oldest is replaced after that); a repeated input replaces its own sample. ``predict`` reads a consistent
-copy of each class.
+oldest is replaced after that); a repeated input replaces its own
+sample. ``predict`` reads a consistent copy of each class.
 """
 
 from __future__ import annotations

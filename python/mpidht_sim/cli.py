@@ -171,7 +171,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     from mpi4py import MPI
 
-    from .driver import package_size, reacting_cells, run, worker_count
+    from .driver import run, run_package_size, worker_count
     from .output import check_folders, finish, start, write_field
 
     comm = MPI.COMM_WORLD
@@ -191,10 +191,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     if rank == 0:
         start(cfg)
-        cells, workers = reacting_cells(cfg).size, worker_count(comm.Get_size())
         print(f"{cfg.nx} x {cfg.ny} cells, {cfg.iterations} iterations, "
-              f"{comm.Get_size()} processes ({workers} reacting, packages of "
-              f"{package_size(cfg.package_size, cells, workers)} cells), DHT "
+              f"{comm.Get_size()} processes ({worker_count(comm.Get_size())} reacting, "
+              f"packages of {run_package_size(cfg, comm.Get_size())} cells), DHT "
               f"{'on (' + cfg.dht.protocol + ')' if cfg.dht.enabled else 'off'}")
         print("waters, computed before the first step:")
         for name, water in cfg.waters.items():

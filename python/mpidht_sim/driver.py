@@ -292,6 +292,11 @@ def worker_count(processes: int) -> int:
     return max(processes - 1, 1)
 
 
+def run_package_size(cfg: Config, processes: int) -> int:
+    """The work package size a run of cfg on this many processes takes."""
+    return package_size(cfg.package_size, reacting_cells(cfg).size, worker_count(processes))
+
+
 def packages(cells: npt.NDArray[np.int64], size: int) -> list[npt.NDArray[np.int64]]:
     """Round-robin work packages of at most ``size`` cells."""
     count = max(1, -(-cells.size // size))
@@ -331,8 +336,7 @@ def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
     advection = Advection(flow, cfg, injected)
     state = initial_state(cfg)
     reacting = reacting_cells(cfg)
-    work = packages(reacting, package_size(cfg.package_size, reacting.size,
-                                           worker_count(comm.Get_size())))
+    work = packages(reacting, run_package_size(cfg, comm.Get_size()))
     result = RunResult()
     result.saved[0] = state.copy()
     if on_save:

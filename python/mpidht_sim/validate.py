@@ -321,21 +321,15 @@ def heat_maps(rows: dict[str, dict[str, Any]], variants: list[Variant], path: Pa
     plt.close(fig)
 
 
-def _package_cells(cfg: Config, processes: int) -> int:
-    """The work package size the runs took."""
-    from .driver import package_size, reacting_cells, worker_count
-
-    workers = worker_count(processes)
-    return package_size(cfg.package_size, reacting_cells(cfg).size, workers)
-
-
 def tradeoff_report(rows: dict[str, dict[str, Any]], points: list[Point], cfg: Config,
                     processes: int) -> str:
     """tradeoff.md: error against speed, for exact keys and interpolation."""
+    from .driver import run_package_size
+
     text = [
         "# Error against chemistry speedup: exact keys and interpolation", "",
         f"{cfg.nx} x {cfg.ny} cells, {cfg.iterations} iterations, {processes} processes, "
-        f"packages of {_package_cells(cfg, processes)} cells; "
+        f"packages of {run_package_size(cfg, processes)} cells; "
         "every iteration compared with the run without the DHT. Exact keys: the digits of "
         "C, Ca, pH, pe and the minerals (Cl and Mg as configured), no interpolation. "
         f"Interpolation: the configured keys and checks ({cfg.interp.estimate} error "
