@@ -7,9 +7,10 @@
  *   read    each rank reads back the keys it wrote (same draws)
  *   mixed   --read-percent reads, the rest writes, of the keys drawn for
  *           the write phase
- *   raw-get one MPI_Get + flush of a bucket-sized block at a random offset
- *           of another rank's window (the one-sided limit), on the window
- *           kind the table uses by default (shared on one node)
+ *   raw-get one MPI_Get + flush of a random bucket-sized block of another
+ *           rank's window (the one-sided limit), on the window kind the
+ *           table uses by default (shared on one node); the block is a
+ *           lock-free table's bucket, lock word and padding included
  *   memcpy  a copy of a random bucket-sized block from a large local array
  *           (the memory limit)
  *
@@ -488,6 +489,26 @@ static void run_write_interleaved(bench_t *b, mpidht_t *t, result_t *results)
     }
 }
 
+/* The size of a lock-free table's bucket (lock and recency words,
+ * checksum, meta byte, key, value, padding) for these key and value
+ * sizes, as mpidht_get_info gives it: the block the references move.
+ * Collective. */
+static size_t lockfree_bucket_size(const options_t *o)
+{
+    mpidht_params_t params;
+    mpidht_params_init(&params);
+    params.key_size = o->key_size;
+    params.value_size = o->value_size;
+    params.memory_per_process = (size_t)1 << 20;
+    params.protocol = MPIDHT_PROTOCOL_LOCKFREE;
+    mpidht_t *t = NULL;
+    mpidht_info_t info = MPIDHT_INFO_INIT;
+    check(mpidht_create(MPI_COMM_WORLD, &params, &t), "create");
+    check(mpidht_get_info(t, &info), "info");
+    mpidht_free(&t);
+    return info.bucket_size;
+}
+
 /* The limits: one-sided get of a bucket-sized block, and a local copy. */
 static void run_reference(bench_t *b, const char *phase, size_t block, result_t *r)
 {
@@ -674,8 +695,7 @@ int main(int argc, char **argv)
         }
         mpidht_free(&t);
     }
-    /* The lock-free bucket: checksum, meta byte, key, value, padding. */
-    size_t block = (1 + o.key_size + o.value_size + 4 + 7) & ~(size_t)7;
+    size_t block = lockfree_bucket_size(&o);
     static const char *const references[] = {"raw-get", "memcpy"};
     for (int i = 0; i < 2; ++i) {
         if (!bench_listed(o.phases, references[i]))
