@@ -40,8 +40,9 @@ static void expect_mismatch(mpidht_params_t p, const char *name, uint64_t here)
     p.error_detail = detail;
     p.error_detail_size = sizeof detail;
     EXPECT_CREATE(&p, MPIDHT_ERR_MISMATCHED_PARAMS);
-    snprintf(expected, sizeof expected, "%s (%" PRIu64 " on this process) differs between "
-             "processes", name, here);
+    int n = snprintf(expected, sizeof expected, "%s (%" PRIu64 " on this process) differs "
+                     "between processes", name, here);
+    CHECK(n > 0 && (size_t)n < sizeof expected);
     TEST_CONTEXT("detail '%s'", detail);
     CHECK(strcmp(detail, expected) == 0);
     TEST_CONTEXT("%s", "");

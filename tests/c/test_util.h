@@ -7,6 +7,7 @@
 #define MPIDHT_TEST_UTIL_H
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +17,18 @@
 
 #include "mpidht.h"
 
-/* What the test is doing now, printed with any failure. */
+/* What the test is doing now, printed with any failure; cut to the
+ * buffer's size (a label, not a result). */
 static char test_context_[160];
-#define TEST_CONTEXT(...) snprintf(test_context_, sizeof test_context_, __VA_ARGS__)
+__attribute__((format(printf, 1, 2))) static inline void test_set_context(const char *format,
+                                                                          ...)
+{
+    va_list args;
+    va_start(args, format);
+    vsnprintf(test_context_, sizeof test_context_, format, args);
+    va_end(args);
+}
+#define TEST_CONTEXT(...) test_set_context(__VA_ARGS__)
 
 static inline void test_fail(const char *file, int line, const char *what)
 {
