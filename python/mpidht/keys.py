@@ -105,4 +105,5 @@ def distinct(keys: npt.ArrayLike) -> tuple[npt.NDArray[np.int64], npt.NDArray[np
     first = np.empty(n, dtype=np.int64)
     number = np.empty(n, dtype=np.int64)
     found = _core.distinct(rows, n, width, first, number)
-    return first[:found], number
+    # A copy when rows repeat: a view would keep all n entries alive.
+    return (first if found == n else first[:found].copy()), number

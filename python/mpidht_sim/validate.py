@@ -133,7 +133,9 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _without_source(config: Any) -> Any:
-    return {k: v for k, v in config.items() if k != "source"} if isinstance(config, dict) else config
+    if not isinstance(config, dict):
+        return config
+    return {k: v for k, v in config.items() if k != "source"}
 
 
 def check_reference(folder: Path, cfg: Config) -> Optional[str]:

@@ -113,6 +113,7 @@ def test_distinct_numbers_rows_by_first_appearance(rows: int, width: int, kinds:
     want_first, want_number = reference_distinct(keys)
     assert first.tolist() == want_first and number.tolist() == want_number
     assert np.array_equal(keys[first][number], keys)
+    assert first.base is None  # its own array, not a view of one per row
 
 
 def test_distinct_rows_all_apart() -> None:
