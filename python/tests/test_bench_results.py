@@ -75,3 +75,21 @@ def test_batch_passes_give_a_range(plot_results: ModuleType) -> None:
     assert plot_results.pass_range(rows, "read", "lockfree", 2, 8) == pytest.approx((2.0, 4.0))
     assert plot_results.pass_range(rows, "read", "lockfree", 2, 64) is None
     assert plot_results.pass_range(rows[:2], "read", "lockfree", 2, 8) is None
+
+
+def test_targets_headline_the_worst_rank_count(plot_results: ModuleType) -> None:
+    """Each target's ratio leads with its worst rank count (lowest for an
+    at-least target, highest for the latency's at-most), whichever rank
+    count that is, and gives the others beside it."""
+    rows = [row("lockfree", "read", 1, 6e6, 0.30), row("coarse", "read", 1, 2e6, 0.5),
+            row("lockfree", "read", 2, 3e6, 0.24), row("coarse", "read", 2, 2e6, 0.5),
+            row("lockfree", "read", 4, 9e6, 0.40), row("coarse", "read", 4, 2e6, 0.5),
+            row("-", "raw-get", 1, 5e6, 0.20), row("-", "raw-get", 2, 5e6, 0.24),
+            row("-", "raw-get", 4, 5e6, 0.25)]
+    lines = plot_results.targets(rows, [])
+    reads = next(line for line in lines if line.startswith("| lock-free reads / coarse"))
+    assert "| 1.50× (2 ranks); ranks 1: 3.00×, 4: 4.50× |" in reads
+    latency = next(line for line in lines if "raw MPI_Get" in line)
+    assert "| 1.60× (4 ranks: p50 0.40 µs against 0.25 µs); ranks 1: 1.50×, 2: 1.00× |" in latency
+    redis = next(line for line in lines if "Redis" in line)
+    assert redis.endswith("| n/a |")  # no Redis rows: no figure made up
