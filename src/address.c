@@ -52,8 +52,15 @@ unsigned mpidht_address_candidates(uint64_t hash, uint64_t buckets, unsigned cou
                                    uint32_t *indices)
 {
     unsigned n = buckets < count ? (unsigned)buckets : count;
+    mpidht_address_extend(hash, buckets, 0, n, indices);
+    return n;
+}
+
+void mpidht_address_extend(uint64_t hash, uint64_t buckets, unsigned from, unsigned to,
+                           uint32_t *indices)
+{
     uint64_t base = mpidht_mix64(hash);
-    for (unsigned j = 0; j < n; ++j) {
+    for (unsigned j = from; j < to; ++j) {
         uint64_t h = mpidht_mix64(base + (uint64_t)(j + 1) * GOLDEN_RATIO_64);
         /* buckets <= 2^32, so the product's high half is < 2^32; and at
          * most j < buckets indices are taken, so the walk ends. */
@@ -62,5 +69,4 @@ unsigned mpidht_address_candidates(uint64_t hash, uint64_t buckets, unsigned cou
             index = (uint64_t)index + 1 == buckets ? 0 : index + 1;
         indices[j] = index;
     }
-    return n;
 }

@@ -37,4 +37,11 @@ uint32_t mpidht_address_host(uint64_t hash, const uint64_t *first, uint32_t host
 unsigned mpidht_address_candidates(uint64_t hash, uint64_t buckets, unsigned count,
                                    uint32_t *indices);
 
+/* The same derivation in steps: fills indices[from..to) given the
+ * candidates indices[0..from) derived before, so that any sequence of
+ * steps ends with the indices of one mpidht_address_candidates call.
+ * Requires from <= to <= min(count, buckets). */
+void mpidht_address_extend(uint64_t hash, uint64_t buckets, unsigned from, unsigned to,
+                           uint32_t *indices);
+
 #endif /* MPIDHT_ADDRESS_H */

@@ -117,7 +117,8 @@ mpidht_item_t *mpidht_engine_item(mpidht_t *t, size_t i, mpidht_op_t op, size_t 
     it->value = value;
     it->out = out;
     it->status = MPIDHT_OK;
-    mpidht_locate(t, key, &it->addr);
+    /* A read derives its candidates as it comes to them (protocol.h). */
+    mpidht_locate(t, key, &it->addr, op == MPIDHT_OP_READ ? 0 : MPIDHT_MAX_CANDIDATES);
     return it;
 }
 
@@ -143,7 +144,7 @@ static size_t claim_entry(const mpidht_engine_t *e, uint64_t bucket)
 
 static uint64_t bucket_id(const mpidht_address_t *addr, unsigned i)
 {
-    return ((uint64_t)(unsigned)addr->rank << 32 | addr->index[i]) + 1;
+    return ((uint64_t)(unsigned)addr->rank << 32 | mpidht_candidate(addr, i)) + 1;
 }
 
 bool mpidht_engine_claim(mpidht_t *t, const mpidht_item_t *item)
@@ -298,7 +299,7 @@ static void back_off(mpidht_t *t, unsigned k)
 static void prefetch(const mpidht_t *t, const unsigned char *base, const mpidht_item_t *it,
                      unsigned c, size_t offset, size_t len)
 {
-    uintptr_t at = (uintptr_t)(base + (size_t)mpidht_bucket_disp(t, it->addr.index[c]) +
+    uintptr_t at = (uintptr_t)(base + (size_t)mpidht_bucket_disp(t, mpidht_candidate(&it->addr, c)) +
                                offset);
     for (uintptr_t line = at & ~(uintptr_t)63; line < at + len; line += 64)
         __builtin_prefetch((const void *)line, 0, 2);
@@ -309,7 +310,8 @@ static void prefetch(const mpidht_t *t, const unsigned char *base, const mpidht_
  * will touch, so that the cache misses of a batch's items overlap instead
  * of following each other inside MPI's copies. A read: the candidates it
  * looks at next, whole (every candidate when it is alone in its run: a
- * miss then costs one memory latency, not one per step). A write,
+ * miss then costs one memory latency, not one per step, and the other
+ * misses in flight speed the first one's here). A write,
  * update or remove: every candidate up to its key (an update: the first
  * candidate whole, the key lock's bucket, whose value it may act on). */
 static void prefetch_item(const mpidht_t *t, const mpidht_item_t *it, bool alone)
@@ -353,6 +355,8 @@ static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, in
         if (rank >= 0 && it->addr.rank != rank)
             continue;
         it->deadline = 0; /* set by the first wait: no clock read on a fast path */
+        if (n == 1) /* alone, it prefetches them all: derived in one go */
+            mpidht_address_need(&it->addr, it->addr.count);
         ops->start(t, it);
         prefetch_item(t, it, n == 1);
         left += !it->done;
@@ -534,7 +538,7 @@ static mpidht_status_t issue_get_gathered(mpidht_t *t, mpidht_item_t *it, unsign
     const mpidht_address_t *a = &it->addr;
     MPI_Aint at[MPIDHT_MAX_CANDIDATES];
     for (unsigned i = 0; i < n; ++i)
-        at[i] = mpidht_bucket_disp(t, a->index[first + i]) + (MPI_Aint)offset;
+        at[i] = mpidht_bucket_disp(t, mpidht_candidate(a, first + i)) + (MPI_Aint)offset;
     MPI_Datatype origin = MPI_DATATYPE_NULL, target = MPI_DATATYPE_NULL;
     int rc = MPI_Type_vector((int)n, (int)len, (int)t->layout.bucket_size, MPI_BYTE, &origin);
     if (rc == MPI_SUCCESS)
@@ -565,7 +569,7 @@ mpidht_status_t mpidht_issue_get(mpidht_t *t, mpidht_item_t *it, unsigned first,
     if (base) {
         for (unsigned c = first; c < first + n; ++c)
             memcpy(mpidht_slot(t, it->slots, c) + offset,
-                   base + mpidht_bucket_disp(t, a->index[c]) + offset, len);
+                   base + mpidht_bucket_disp(t, mpidht_candidate(a, c)) + offset, len);
         touch_direct(t);
         return MPIDHT_OK;
     }
@@ -575,7 +579,7 @@ mpidht_status_t mpidht_issue_get(mpidht_t *t, mpidht_item_t *it, unsigned first,
         return issue_get_gathered(t, it, first, n, offset, len);
     for (unsigned c = first; c < first + n; ++c) {
         int rc = MPI_Get(mpidht_slot(t, it->slots, c) + offset, (int)len, MPI_BYTE,
-                         a->rank, mpidht_bucket_disp(t, a->index[c]) + (MPI_Aint)offset,
+                         a->rank, mpidht_bucket_disp(t, mpidht_candidate(a, c)) + (MPI_Aint)offset,
                          (int)len, MPI_BYTE, t->win);
         if (rc != MPI_SUCCESS)
             return MPIDHT_ERR_MPI;
@@ -600,7 +604,7 @@ mpidht_status_t mpidht_issue_lock_fetch(mpidht_t *t, mpidht_item_t *it, unsigned
                                         const int64_t *delta)
 {
     const mpidht_address_t *a = &it->addr;
-    MPI_Aint disp = mpidht_bucket_disp(t, a->index[c]) + (MPI_Aint)t->layout.lock_offset;
+    MPI_Aint disp = mpidht_bucket_disp(t, mpidht_candidate(a, c)) + (MPI_Aint)t->layout.lock_offset;
     unsigned char *base = direct_base(t, a->rank);
     if (base) {
         int64_t *word = direct_word(base, disp);
@@ -619,7 +623,7 @@ mpidht_status_t mpidht_issue_lock_add(mpidht_t *t, mpidht_item_t *it, unsigned c
                                       const int64_t *delta)
 {
     const mpidht_address_t *a = &it->addr;
-    MPI_Aint disp = mpidht_bucket_disp(t, a->index[c]) + (MPI_Aint)t->layout.lock_offset;
+    MPI_Aint disp = mpidht_bucket_disp(t, mpidht_candidate(a, c)) + (MPI_Aint)t->layout.lock_offset;
     unsigned char *base = direct_base(t, a->rank);
     if (base) {
         __atomic_fetch_add((int64_t *)direct_word(base, disp), *delta, __ATOMIC_SEQ_CST);
@@ -652,7 +656,7 @@ mpidht_status_t mpidht_issue_recency_fetch(mpidht_t *t, mpidht_item_t *it)
     unsigned char *base = direct_base(t, a->rank);
     for (unsigned c = 0; c < a->count; ++c) {
         MPI_Aint disp =
-            mpidht_bucket_disp(t, a->index[c]) + (MPI_Aint)t->layout.recency_offset;
+            mpidht_bucket_disp(t, mpidht_candidate(a, c)) + (MPI_Aint)t->layout.recency_offset;
         if (base) {
             it->recency[c] =
                 __atomic_load_n((uint64_t *)direct_word(base, disp), __ATOMIC_SEQ_CST);
@@ -672,7 +676,7 @@ mpidht_status_t mpidht_issue_recency_fetch(mpidht_t *t, mpidht_item_t *it)
 mpidht_status_t mpidht_issue_store(mpidht_t *t, mpidht_item_t *it, unsigned c)
 {
     const mpidht_address_t *a = &it->addr;
-    MPI_Aint disp = mpidht_bucket_disp(t, a->index[c]);
+    MPI_Aint disp = mpidht_bucket_disp(t, mpidht_candidate(a, c));
     const unsigned char *b = mpidht_slot(t, it->slots, c);
     unsigned char *base = direct_base(t, a->rank);
     if (base) {
@@ -706,13 +710,13 @@ mpidht_status_t mpidht_issue_clear(mpidht_t *t, mpidht_item_t *it, unsigned c)
     int len = (int)(t->layout.meta_offset + 1 - t->layout.data_offset);
     unsigned char *base = direct_base(t, a->rank);
     if (base) {
-        memset(base + mpidht_bucket_disp(t, a->index[c]) + t->layout.data_offset, 0,
+        memset(base + mpidht_bucket_disp(t, mpidht_candidate(a, c)) + t->layout.data_offset, 0,
                (size_t)len);
         touch_direct(t);
         return MPIDHT_OK;
     }
     int rc = MPI_Put(zeros, len, MPI_BYTE, a->rank,
-                     mpidht_bucket_disp(t, a->index[c]) + (MPI_Aint)t->layout.data_offset,
+                     mpidht_bucket_disp(t, mpidht_candidate(a, c)) + (MPI_Aint)t->layout.data_offset,
                      len, MPI_BYTE, t->win);
     touch(t, a->rank);
     return mpidht_mpi_status(rc);
@@ -726,7 +730,7 @@ mpidht_status_t mpidht_refresh(mpidht_t *t, mpidht_item_t *it, unsigned c)
         e->refresh_pending[rank])
         return MPIDHT_OK;
     MPI_Aint disp =
-        mpidht_bucket_disp(t, it->addr.index[c]) + (MPI_Aint)t->layout.recency_offset;
+        mpidht_bucket_disp(t, mpidht_candidate(&it->addr, c)) + (MPI_Aint)t->layout.recency_offset;
     unsigned char *base = direct_base(t, rank);
     if (base) {
         direct_max(direct_word(base, disp), mpidht_now_ms(t));

@@ -36,9 +36,11 @@ mpidht_status_t mpidht_read_hit(mpidht_t *t, mpidht_item_t *it, unsigned c)
     return mpidht_refresh(t, it, c);
 }
 
-unsigned mpidht_read_span(const mpidht_t *t, const mpidht_item_t *it)
+void mpidht_read_start(const mpidht_t *t, mpidht_item_t *it)
 {
-    return it->op == MPIDHT_OP_SCAN || !t->same_node[it->addr.rank] ? it->addr.count : 1;
+    it->first = 0;
+    it->count = it->op == MPIDHT_OP_SCAN || !t->same_node[it->addr.rank] ? it->addr.count : 1;
+    mpidht_address_need(&it->addr, it->count);
 }
 
 bool mpidht_read_next(mpidht_item_t *it)
@@ -46,6 +48,7 @@ bool mpidht_read_next(mpidht_item_t *it)
     if (it->first + it->count < it->addr.count) {
         it->first += it->count;
         it->count = it->addr.count - it->first;
+        mpidht_address_need(&it->addr, it->addr.count);
         return true;
     }
     mpidht_item_finish(it, MPIDHT_NOT_FOUND, 0);

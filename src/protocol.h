@@ -46,16 +46,16 @@ mpidht_status_t mpidht_epoch_unlock_all(mpidht_t *t);
  * refreshes the bucket's recency now and then, finishes the item. */
 mpidht_status_t mpidht_read_hit(mpidht_t *t, mpidht_item_t *it, unsigned c);
 
-/* The candidates a read (or scan) gets in its first round: every one
- * where the target is on another node, where each round is a network
- * round trip (a miss then costs one round); on this node the first alone
- * (a hit is usually there, and a round costs little), then the rest. A
- * scan gets all. */
-unsigned mpidht_read_span(const mpidht_t *t, const mpidht_item_t *it);
+/* Sets the candidates [first, first + count) a read (or scan) gets in its
+ * first round, derived: every one where the target is on another node,
+ * where each round is a network round trip (a miss then costs one
+ * round); on this node the first alone (a hit is usually there, and a
+ * round costs little), then the rest. A scan gets all. */
+void mpidht_read_start(const mpidht_t *t, mpidht_item_t *it);
 
 /* Moves a read on after its candidates [first, first + count) held no
- * hit: to the candidates after them, or to a miss. Returns true if there
- * is more to read. */
+ * hit: to the candidates after them (derived), or to a miss. Returns true
+ * if there is more to read. */
 bool mpidht_read_next(mpidht_item_t *it);
 
 #endif /* MPIDHT_PROTOCOL_H */

@@ -27,8 +27,12 @@ static mpidht_status_t coarse_close(mpidht_t *t)
 static void coarse_start(mpidht_t *t, mpidht_item_t *it)
 {
     it->step = PROBE;
-    it->first = 0;
-    it->count = it->op == MPIDHT_OP_READ ? mpidht_read_span(t, it) : it->addr.count;
+    if (it->op == MPIDHT_OP_READ) {
+        mpidht_read_start(t, it);
+    } else {
+        it->first = 0;
+        it->count = it->addr.count;
+    }
 }
 
 static mpidht_status_t coarse_issue(mpidht_t *t, mpidht_item_t *it)

@@ -32,8 +32,7 @@ static void fine_start(mpidht_t *t, mpidht_item_t *it)
         return;
     }
     it->step = REGISTER;
-    it->first = 0;
-    it->count = mpidht_read_span(t, it);
+    mpidht_read_start(t, it);
 }
 
 static mpidht_status_t fine_issue(mpidht_t *t, mpidht_item_t *it)

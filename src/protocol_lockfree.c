@@ -20,8 +20,7 @@ static void lockfree_start(mpidht_t *t, mpidht_item_t *it)
         mpidht_locked_start(t, it);
         return;
     }
-    it->first = 0;
-    it->count = mpidht_read_span(t, it);
+    mpidht_read_start(t, it);
 }
 
 static mpidht_status_t lockfree_issue(mpidht_t *t, mpidht_item_t *it)

@@ -176,7 +176,7 @@ static mpidht_status_t route_and_write(mpidht_t *t, const dump_file_t *f,
     memset(b->send_counts, 0, (size_t)p * sizeof *b->send_counts);
     for (size_t i = 0; i < n; ++i) {
         mpidht_address_t addr;
-        mpidht_locate(t, f->block + i * f->record_size, &addr);
+        mpidht_locate(t, f->block + i * f->record_size, &addr, 0); /* the host alone */
         b->dest[i] = addr.rank;
         b->send_counts[addr.rank]++;
     }

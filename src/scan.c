@@ -59,6 +59,7 @@ mpidht_status_t mpidht_scan_read(mpidht_t *t, uint64_t first, size_t n)
         /* first + n <= local_buckets <= 2^32: every index fits uint32_t. */
         for (unsigned i = 0; i < it->addr.count; ++i)
             it->addr.index[i] = (uint32_t)(first + done + i);
+        it->addr.derived = it->addr.count;
         done += it->addr.count;
     }
     mpidht_status_t st = mpidht_engine_run(t, t->engine->items, items);

@@ -385,13 +385,18 @@ mpidht_status_t mpidht_check_table(const mpidht_t *t)
     return finalized ? MPIDHT_ERR_MPI_NOT_INITIALIZED : MPIDHT_OK;
 }
 
-void mpidht_locate(const mpidht_t *t, const void *key, mpidht_address_t *addr)
+void mpidht_locate(const mpidht_t *t, const void *key, mpidht_address_t *addr,
+                   unsigned derive)
 {
     uint64_t hash = t->hash(key, t->key_size, t->hash_user_data);
     uint32_t host = mpidht_address_host(hash, t->host_first, t->hosts);
+    uint64_t buckets = t->host_first[host + 1] - t->host_first[host];
     addr->rank = t->host_rank[host];
-    addr->count = mpidht_address_candidates(
-        hash, t->host_first[host + 1] - t->host_first[host], t->candidates, addr->index);
+    addr->count = buckets < t->candidates ? (unsigned)buckets : t->candidates;
+    addr->derived = 0;
+    addr->hash = hash;
+    addr->buckets = buckets;
+    mpidht_address_need(addr, derive < addr->count ? derive : addr->count);
 }
 
 uint64_t mpidht_now_ms(const mpidht_t *t)

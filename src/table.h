@@ -4,10 +4,12 @@
 #ifndef MPIDHT_TABLE_H
 #define MPIDHT_TABLE_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "address.h"
 #include "layout.h"
 #include "mpidht.h"
 
@@ -31,10 +33,15 @@ typedef struct mpidht_diag {
 
 /* A key's place in the table: the hosting process and its candidates
  * (count of them, distinct; fewer than the table's candidates only on a
- * process hosting fewer buckets). */
+ * process hosting fewer buckets), of which index[0..derived) are known:
+ * a read on this node derives the others only if the first misses
+ * (mpidht_address_need; read them with mpidht_candidate). */
 typedef struct mpidht_address {
     int rank;
     unsigned count;
+    unsigned derived;
+    uint64_t hash;                 /* the key's hash and */
+    uint64_t buckets;              /* its host's buckets: derive the rest */
     uint32_t index[MPIDHT_MAX_CANDIDATES];
 } mpidht_address_t;
 
@@ -114,8 +121,26 @@ void mpidht_set_mpi_detail(const mpidht_t *t, int rc, const char *what, const ch
  * after MPI_Finalize (any MPI call would be erroneous), else MPIDHT_OK. */
 mpidht_status_t mpidht_check_table(const mpidht_t *t);
 
-/* The host and candidates of key. */
-void mpidht_locate(const mpidht_t *t, const void *key, mpidht_address_t *addr);
+/* The host and candidates of key, the first `derive` of them (at most
+ * all) derived now. */
+void mpidht_locate(const mpidht_t *t, const void *key, mpidht_address_t *addr,
+                   unsigned derive);
+
+/* Derives addr's candidates up to n (at most addr->count). */
+static inline void mpidht_address_need(mpidht_address_t *addr, unsigned n)
+{
+    if (addr->derived < n) {
+        mpidht_address_extend(addr->hash, addr->buckets, addr->derived, n, addr->index);
+        addr->derived = n;
+    }
+}
+
+/* Candidate c's bucket index; c must be derived. */
+static inline uint32_t mpidht_candidate(const mpidht_address_t *addr, unsigned c)
+{
+    assert(c < addr->derived);
+    return addr->index[c];
+}
 
 /* Milliseconds since the table was created, at least 1 (0 = never). */
 uint64_t mpidht_now_ms(const mpidht_t *t);

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "address.h"
 #include "unit_expect.h"
@@ -149,6 +150,27 @@ static void test_deterministic(void)
     EXPECT(untouched == 12345);
 }
 
+/* Candidates derived in steps (a read derives the others only after a
+ * miss at the first) are those of one call, also where candidates
+ * collide and move on (hosts of 1 to 9 buckets) and for every split. */
+static void test_extend_in_steps(void)
+{
+    static const uint64_t buckets[] = {1, 2, 3, 5, 6, 7, 9, 1000, 4294967296u};
+    for (size_t b = 0; b < sizeof buckets / sizeof *buckets; ++b)
+        for (uint64_t i = 0; i < 2000; ++i) {
+            uint64_t hash = mpidht_mix64(i * 7 + b);
+            uint32_t whole[6], steps[6];
+            unsigned n = mpidht_address_candidates(hash, buckets[b], 6, whole);
+            for (unsigned split = 0; split <= n; ++split) {
+                memset(steps, 0xff, sizeof steps);
+                mpidht_address_extend(hash, buckets[b], 0, split, steps);
+                mpidht_address_extend(hash, buckets[b], split, split, steps);
+                mpidht_address_extend(hash, buckets[b], split, n, steps);
+                EXPECT(memcmp(whole, steps, n * sizeof *steps) == 0);
+            }
+        }
+}
+
 int main(void)
 {
     test_mulhi_edges();
@@ -157,5 +179,6 @@ int main(void)
     test_host_proportional();
     test_target_index_independent();
     test_deterministic();
+    test_extend_in_steps();
     return unit_result("address");
 }
