@@ -93,3 +93,17 @@ def test_targets_headline_the_worst_rank_count(plot_results: ModuleType) -> None
     assert "| 1.60× (4 ranks: p50 0.40 µs against 0.25 µs); ranks 1: 1.50×, 2: 1.00× |" in latency
     redis = next(line for line in lines if "Redis" in line)
     assert redis.endswith("| n/a |")  # no Redis rows: no figure made up
+
+
+def test_batched_reads_target_names_the_worst_protocol(plot_results: ModuleType) -> None:
+    """The batches-of-64 target is the worst speedup of any protocol and
+    rank count, not the lock-free one's alone."""
+    batch_rows = []
+    for protocol, ranks, single, b64 in (("lockfree", 1, 1e6, 4e6), ("lockfree", 2, 2e6, 5e6),
+                                         ("coarse", 1, 1e6, 3e6), ("coarse", 2, 2e6, 3e6),
+                                         ("fine", 1, 1e6, 2.5e6), ("fine", 2, 2e6, 6e6)):
+        for batch, rate in ((1, single), (64, b64)):
+            batch_rows.append(dict(row(protocol, "read", ranks, rate, 0.3), batch=batch))
+    lines = plot_results.targets([], batch_rows)
+    reads = next(line for line in lines if "batches of 64" in line)
+    assert "| 1.50× (coarse, 2 ranks); worst of fine 2.50×, lockfree 2.50× |" in reads
