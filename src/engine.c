@@ -299,8 +299,8 @@ static void back_off(mpidht_t *t, unsigned k)
 static void prefetch(const mpidht_t *t, const unsigned char *base, const mpidht_item_t *it,
                      unsigned c, size_t offset, size_t len)
 {
-    uintptr_t at = (uintptr_t)(base + (size_t)mpidht_bucket_disp(t, mpidht_candidate(&it->addr, c)) +
-                               offset);
+    MPI_Aint disp = mpidht_bucket_disp(t, mpidht_candidate(&it->addr, c));
+    uintptr_t at = (uintptr_t)(base + (size_t)disp + offset);
     for (uintptr_t line = at & ~(uintptr_t)63; line < at + len; line += 64)
         __builtin_prefetch((const void *)line, 0, 2);
 }
@@ -604,7 +604,8 @@ mpidht_status_t mpidht_issue_lock_fetch(mpidht_t *t, mpidht_item_t *it, unsigned
                                         const int64_t *delta)
 {
     const mpidht_address_t *a = &it->addr;
-    MPI_Aint disp = mpidht_bucket_disp(t, mpidht_candidate(a, c)) + (MPI_Aint)t->layout.lock_offset;
+    MPI_Aint disp =
+        mpidht_bucket_disp(t, mpidht_candidate(a, c)) + (MPI_Aint)t->layout.lock_offset;
     unsigned char *base = direct_base(t, a->rank);
     if (base) {
         int64_t *word = direct_word(base, disp);
@@ -623,7 +624,8 @@ mpidht_status_t mpidht_issue_lock_add(mpidht_t *t, mpidht_item_t *it, unsigned c
                                       const int64_t *delta)
 {
     const mpidht_address_t *a = &it->addr;
-    MPI_Aint disp = mpidht_bucket_disp(t, mpidht_candidate(a, c)) + (MPI_Aint)t->layout.lock_offset;
+    MPI_Aint disp =
+        mpidht_bucket_disp(t, mpidht_candidate(a, c)) + (MPI_Aint)t->layout.lock_offset;
     unsigned char *base = direct_base(t, a->rank);
     if (base) {
         __atomic_fetch_add((int64_t *)direct_word(base, disp), *delta, __ATOMIC_SEQ_CST);
@@ -708,16 +710,15 @@ mpidht_status_t mpidht_issue_clear(mpidht_t *t, mpidht_item_t *it, unsigned c)
     static const unsigned char zeros[16];
     const mpidht_address_t *a = &it->addr;
     int len = (int)(t->layout.meta_offset + 1 - t->layout.data_offset);
+    MPI_Aint disp =
+        mpidht_bucket_disp(t, mpidht_candidate(a, c)) + (MPI_Aint)t->layout.data_offset;
     unsigned char *base = direct_base(t, a->rank);
     if (base) {
-        memset(base + mpidht_bucket_disp(t, mpidht_candidate(a, c)) + t->layout.data_offset, 0,
-               (size_t)len);
+        memset(base + disp, 0, (size_t)len);
         touch_direct(t);
         return MPIDHT_OK;
     }
-    int rc = MPI_Put(zeros, len, MPI_BYTE, a->rank,
-                     mpidht_bucket_disp(t, mpidht_candidate(a, c)) + (MPI_Aint)t->layout.data_offset,
-                     len, MPI_BYTE, t->win);
+    int rc = MPI_Put(zeros, len, MPI_BYTE, a->rank, disp, len, MPI_BYTE, t->win);
     touch(t, a->rank);
     return mpidht_mpi_status(rc);
 }
