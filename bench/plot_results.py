@@ -381,14 +381,20 @@ def machine() -> list[str]:
     ]
 
 
+def batch_cases(batch_rows: list[Row], phase: str) -> list[tuple[float, str, int, int]]:
+    """(speedup over single calls, protocol, ranks, batch size) of every
+    batched size measured for phase."""
+    return [(speedup, protocol, np_, size)
+            for np_ in sorted({r["ranks"] for r in pick(batch_rows, phase=phase)})
+            for protocol in PROTOCOLS
+            for size, _, speedup in batch_speedups(batch_rows, phase, protocol, np_)
+            if size > 1 and speedup]
+
+
 def worst_batched_writes(batch_rows: list[Row]) -> list[str]:
     """The targets row for batched writes: the worst speedup over single
     writes of any protocol, size and rank count, named."""
-    found = [(speedup, protocol, np_, size)
-             for np_ in sorted({r["ranks"] for r in pick(batch_rows, phase="write")})
-             for protocol in PROTOCOLS
-             for size, _, speedup in batch_speedups(batch_rows, "write", protocol, np_)
-             if size > 1 and speedup]
+    found = batch_cases(batch_rows, "write")
     if not found:
         return []
     speedup, protocol, np_, size = min(found)
@@ -396,15 +402,19 @@ def worst_batched_writes(batch_rows: list[Row]) -> list[str]:
             f"| ≥ 1× | {speedup:.2f}× ({protocol}, batches of {size}, {np_} ranks) |"]
 
 
+def rank_count(ranks: int) -> str:
+    return f"{ranks} rank{'s' if ranks > 1 else ''}"
+
+
 def worst_of_ranks(values: dict[int, tuple[float, str]], higher_is_better: bool) -> str:
     """A target's ratio at every rank count: the worst first, named, with
     its detail; the others beside it."""
     if not values:
         return "n/a"
-    order = sorted(values, key=lambda np_: values[np_][0], reverse=not higher_is_better)
-    worst = order[0]
+    pick_worst = min if higher_is_better else max
+    worst = pick_worst(values, key=lambda np_: values[np_][0])
     value, detail = values[worst]
-    head = f"{value:.2f}× ({worst} rank{'s' if worst > 1 else ''}{': ' + detail if detail else ''})"
+    head = f"{value:.2f}× ({rank_count(worst)}{': ' + detail if detail else ''})"
     rest = [f"{np_}: {values[np_][0]:.2f}×" for np_ in sorted(values) if np_ != worst]
     return head + (f"; ranks {', '.join(rest)}" if rest else "")
 
@@ -432,18 +442,15 @@ def targets(rows: list[Row], batch_rows: list[Row]) -> list[str]:
     def reads_of_64(w: str) -> str:
         """Batches of 64 over single reads: the worst protocol and rank
         count, named, and every protocol's worst beside it."""
-        rows_w = of_window(batch_rows, w)
         found = {(protocol, np_): speedup
-                 for np_ in sorted({r["ranks"] for r in pick(rows_w, phase="read")})
-                 for protocol in PROTOCOLS
-                 for size, _, speedup in batch_speedups(rows_w, "read", protocol, np_)
-                 if size == 64 and speedup}
+                 for speedup, protocol, np_, size in batch_cases(of_window(batch_rows, w), "read")
+                 if size == 64}
         if not found:
             return "n/a"
         (protocol, np_), worst = min(found.items(), key=lambda kv: kv[1])
         others = [f"{p} {min(v for (q, _), v in found.items() if q == p):.2f}×"
                   for p in PROTOCOLS if p != protocol and any(q == p for q, _ in found)]
-        return (f"{worst:.2f}× ({protocol}, {np_} rank{'s' if np_ > 1 else ''})"
+        return (f"{worst:.2f}× ({protocol}, {rank_count(np_)})"
                 + (f"; worst of {', '.join(others)}" if others else ""))
 
     return [
