@@ -130,9 +130,10 @@ static void run_batch(client_t *c, request_t *req, unsigned n)
     size_t klen = o->key_size, vlen = o->value_size;
     if (c->redis) {
         for (unsigned i = 0; i < n; ++i) {
+            const char *key = req[i].key;
             int rc = req[i].write
-                         ? redisAppendCommand(c->redis, "SET %b %b", req[i].key, klen, c->value, vlen)
-                         : redisAppendCommand(c->redis, "GET %b", req[i].key, klen);
+                         ? redisAppendCommand(c->redis, "SET %b %b", key, klen, c->value, vlen)
+                         : redisAppendCommand(c->redis, "GET %b", key, klen);
             if (rc != REDIS_OK)
                 die("redis", c->redis->errstr);
         }

@@ -191,10 +191,10 @@ static const char *const phase_names[] = {"write", "read", "mixed", "raw-get", "
 static int parse(int argc, char **argv, options_t *o)
 {
     *o = (options_t){.ops = 100000, .batches = {1}, .batch_count = 1,
-                     .write_batches = {1}, .write_batch_count = 1, .key_size = 80, .value_size = 104,
-                     .memory = 256ul << 20, .window = MPIDHT_WINDOW_AUTO, .zipf = false, .skew = 0.99,
-                     .range = 712500, .read_percent = 95,
-                     .protocols = "coarse,fine,lockfree",
+                     .write_batches = {1}, .write_batch_count = 1,
+                     .key_size = 80, .value_size = 104, .memory = 256ul << 20,
+                     .window = MPIDHT_WINDOW_AUTO, .zipf = false, .skew = 0.99, .range = 712500,
+                     .read_percent = 95, .protocols = "coarse,fine,lockfree",
                      .phases = "write,read,mixed,raw-get,memcpy"};
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
@@ -544,8 +544,8 @@ static void run_reference(bench_t *b, const char *phase, size_t block, result_t 
     double t0 = MPI_Wtime();
     for (unsigned long i = 0; i < o->ops; ++i) {
         size_t at = (keygen_next(&rng) % blocks) * block;
-        int target = size == 1 ? 0
-                                : (rank + 1 + (int)(keygen_next(&rng) % (uint64_t)(size - 1))) % size;
+        int other = size == 1 ? 0 : (int)(keygen_next(&rng) % (uint64_t)(size - 1));
+        int target = size == 1 ? 0 : (rank + 1 + other) % size;
         uint64_t c0 = ticks();
         if (get) {
             MPI_Get(buf, (int)block, MPI_BYTE, target, (MPI_Aint)at, (int)block, MPI_BYTE, win);
