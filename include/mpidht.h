@@ -479,7 +479,8 @@ mpidht_status_t mpidht_update_batch(mpidht_t *table, size_t n, const void *keys,
  * Guarantees: it takes no lock, changes nothing in the table and
  *   receives no message (an MPI_Iprobe on the table's own communicator).
  * Returns: MPIDHT_OK; MPIDHT_ERR_INVALID_HANDLE if table is NULL;
- *   MPIDHT_ERR_MPI if MPI fails. */
+ *   MPIDHT_ERR_MPI_NOT_INITIALIZED after MPI_Finalize; MPIDHT_ERR_MPI if
+ *   MPI fails. */
 mpidht_status_t mpidht_progress(mpidht_t *table);
 
 /* ------------------------------------------------------------------ */

@@ -7,8 +7,9 @@
 
 mpidht_status_t mpidht_progress(mpidht_t *table)
 {
-    if (!table)
-        return MPIDHT_ERR_INVALID_HANDLE;
+    mpidht_status_t st = mpidht_check_table(table);
+    if (st != MPIDHT_OK)
+        return st;
     /* A probe on the table's own communicator, where nothing is ever
      * received by a probe: it matches nothing it could take from the
      * caller, and it runs MPI's progress engine (Open MPI's
