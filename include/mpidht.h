@@ -587,7 +587,8 @@ typedef struct mpidht_restore_report {
  *   A report with evicted > 0 means that the table was too small for the
  *   file and that many entries were overwritten.
  * Returns: the same status on every process: MPIDHT_OK;
- *   MPIDHT_ERR_PATH_MISMATCH; MPIDHT_ERR_FILE_IO (cannot open or read);
+ *   MPIDHT_ERR_PATH_MISMATCH; MPIDHT_ERR_FILE_IO (cannot open or read, or
+ *   not a regular file: a directory, a FIFO);
  *   MPIDHT_ERR_FILE_FORMAT; MPIDHT_ERR_FILE_MISMATCH;
  *   MPIDHT_ERR_FILE_CORRUPT; or another error as for mpidht_dump. */
 mpidht_status_t mpidht_restore(mpidht_t *table, const char *path,

@@ -1,8 +1,11 @@
 #include "collective.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include <xxhash.h>
+
+#include "table.h"
 
 mpidht_status_t mpidht_agree(MPI_Comm comm, mpidht_status_t local)
 {
@@ -23,7 +26,9 @@ mpidht_status_t mpidht_agree_same(MPI_Comm comm, mpidht_status_t local)
     return (mpidht_status_t)worst;
 }
 
-mpidht_status_t mpidht_same_string(MPI_Comm comm, const char *s, bool *same)
+/* Whether the string s is byte for byte the same on every process (a
+ * process passing NULL takes part and makes the answer false). */
+static mpidht_status_t same_string(MPI_Comm comm, const char *s, bool *same)
 {
     /* Length and hash are equal everywhere iff OR(v) == ~OR(~v); a NULL
      * string contributes values no real string can reach on both halves. */
@@ -38,4 +43,20 @@ mpidht_status_t mpidht_same_string(MPI_Comm comm, const char *s, bool *same)
         return MPIDHT_ERR_MPI;
     *same = any[0] == ~any[2] && any[1] == ~any[3];
     return MPIDHT_OK;
+}
+
+mpidht_status_t mpidht_agree_path(const mpidht_t *t, const char *doing, const char *path,
+                                  mpidht_status_t mine)
+{
+    mpidht_status_t st = mpidht_agree(t->comm, mine);
+    bool same = false;
+    if (st == MPIDHT_OK)
+        st = same_string(t->comm, path, &same);
+    if (st == MPIDHT_OK && !same)
+        st = MPIDHT_ERR_PATH_MISMATCH;
+    if (st != MPIDHT_OK && path)
+        mpidht_set_detail(t, "%s '%s': %s", doing, path, mpidht_strerror(st));
+    else if (st != MPIDHT_OK)
+        mpidht_set_detail(t, "%s a NULL path: %s", doing, mpidht_strerror(st));
+    return st;
 }

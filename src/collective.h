@@ -4,8 +4,6 @@
 #ifndef MPIDHT_COLLECTIVE_H
 #define MPIDHT_COLLECTIVE_H
 
-#include <stdbool.h>
-
 #include "mpidht.h"
 
 /* Every process passes its own status; every process gets its own error
@@ -18,8 +16,12 @@ mpidht_status_t mpidht_agree(MPI_Comm comm, mpidht_status_t local);
  * all processes alike, such as a damaged file. */
 mpidht_status_t mpidht_agree_same(MPI_Comm comm, mpidht_status_t local);
 
-/* Whether the string s is byte for byte the same on every process (a
- * process passing NULL takes part and makes the answer false). */
-mpidht_status_t mpidht_same_string(MPI_Comm comm, const char *s, bool *same);
+/* The arguments of a collective call on a file (dump, restore): mine is
+ * this process's verdict on its own; then the path must be the same
+ * everywhere. Returns as mpidht_agree, or MPIDHT_ERR_PATH_MISMATCH on
+ * every process; on failure the table's error detail says what failed,
+ * after `doing` (e.g. "dumping to"). */
+mpidht_status_t mpidht_agree_path(const mpidht_t *t, const char *doing, const char *path,
+                                  mpidht_status_t mine);
 
 #endif /* MPIDHT_COLLECTIVE_H */

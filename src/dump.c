@@ -278,14 +278,10 @@ mpidht_status_t mpidht_dump(mpidht_t *table, const char *path)
         return usable;
     mpidht_t *t = table;
     char *partial = path ? malloc(strlen(path) + sizeof ".partial") : NULL;
-    mpidht_status_t st = mpidht_agree(t->comm, !path      ? MPIDHT_ERR_NULL_ARGUMENT
-                                               : !partial ? MPIDHT_ERR_NO_MEMORY
-                                                          : MPIDHT_OK);
-    bool same = false;
-    if (st == MPIDHT_OK)
-        st = mpidht_same_string(t->comm, path, &same);
-    if (st == MPIDHT_OK && !same)
-        st = MPIDHT_ERR_PATH_MISMATCH;
+    mpidht_status_t st = mpidht_agree_path(t, "dumping to", path,
+                                           !path      ? MPIDHT_ERR_NULL_ARGUMENT
+                                           : !partial ? MPIDHT_ERR_NO_MEMORY
+                                                      : MPIDHT_OK);
     if (st == MPIDHT_OK) {
         snprintf(partial, strlen(path) + sizeof ".partial", "%s.partial", path);
         st = write_file(t, partial);

@@ -6,8 +6,10 @@
  * what it receives into its own buckets with mpidht_write_batch. Memory
  * is bounded by a block per process and round.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "collective.h"
 #include "collective_check.h"
@@ -253,12 +255,21 @@ static mpidht_status_t load_blocks(mpidht_t *t, dump_file_t *f, uint64_t tally[3
 static mpidht_status_t restore_file(mpidht_t *t, const char *path,
                                     mpidht_restore_report_t *report)
 {
+    /* A directory would read as a short file, and opening a FIFO waits
+     * for a writer; a missing file is MPI_File_open's to report. */
+    struct stat sb;
+    bool regular = stat(path, &sb) != 0 || S_ISREG(sb.st_mode);
+    if (!regular)
+        mpidht_set_detail(t, "cannot open '%s': not a regular file", path);
+    mpidht_status_t st =
+        mpidht_agree_same(t->comm, regular ? MPIDHT_OK : MPIDHT_ERR_FILE_IO);
+    if (st != MPIDHT_OK)
+        return st;
     dump_file_t f = {.fh = MPI_FILE_NULL, .record = MPI_DATATYPE_NULL};
     int rc = MPI_File_open(t->comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &f.fh);
     if (rc != MPI_SUCCESS)
         mpidht_set_mpi_detail(t, rc, "cannot open", path);
-    mpidht_status_t st =
-        mpidht_agree_same(t->comm, rc == MPI_SUCCESS ? MPIDHT_OK : MPIDHT_ERR_FILE_IO);
+    st = mpidht_agree_same(t->comm, rc == MPI_SUCCESS ? MPIDHT_OK : MPIDHT_ERR_FILE_IO);
     if (st != MPIDHT_OK) {
         if (rc == MPI_SUCCESS)
             MPI_File_close(&f.fh);
@@ -306,12 +317,7 @@ mpidht_status_t mpidht_restore(mpidht_t *table, const char *path,
     mpidht_status_t mine = path ? MPIDHT_OK : MPIDHT_ERR_NULL_ARGUMENT;
     if (mine == MPIDHT_OK && report && report->struct_size <= sizeof report->struct_size)
         mine = MPIDHT_ERR_STRUCT_SIZE;
-    st = mpidht_agree(table->comm, mine);
-    bool same = false;
-    if (st == MPIDHT_OK)
-        st = mpidht_same_string(table->comm, path, &same);
-    if (st == MPIDHT_OK && !same)
-        st = MPIDHT_ERR_PATH_MISMATCH;
+    st = mpidht_agree_path(table, "restoring from", path, mine);
     if (st != MPIDHT_OK)
         return st;
     st = restore_file(table, path, report);

@@ -4,10 +4,13 @@
  * content: missing, empty, foreign, of a newer version, truncated inside
  * the header or by one byte, with a byte too many, with a bit flipped in
  * the header, the block table or a record, of other key or value sizes.
- * Then the argument rejections of dump and restore, and a dump into a
- * directory that does not exist (nothing left behind). Every refusal of a
- * file leaves a detail that names it (mpidht_error_detail).
+ * A directory and a FIFO in place of the file are refused as unreadable
+ * (not read as a short file, not waited on). Then the argument rejections
+ * of dump and restore, and a dump into a directory that does not exist
+ * (nothing left behind). Every refusal leaves a detail, on every process,
+ * that names the file and the status (mpidht_error_detail).
  */
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "table_digest.h"
@@ -91,6 +94,39 @@ static void refuse(mpidht_t *table, const char *path, mpidht_status_t expected,
     CHECK(memcmp(&stats_before, &stats_after, sizeof stats_before) == 0);
 }
 
+/* The last call's detail holds the path (or "a NULL path") and the
+ * message of its status. */
+static void expect_detail(mpidht_t *table, const char *path, mpidht_status_t status)
+{
+    const char *detail = mpidht_error_detail(table);
+    TEST_CONTEXT("detail '%s' should name '%s' and say '%s'", detail, path,
+                 mpidht_strerror(status));
+    CHECK(strstr(detail, path) != NULL);
+    CHECK(strstr(detail, mpidht_strerror(status)) != NULL);
+}
+
+/* A directory and a FIFO where the file should be. */
+static void unreadable_files(mpidht_t *table)
+{
+    char dir[80], fifo[80];
+    snprintf(dir, sizeof dir, "%s.dir", good);
+    snprintf(fifo, sizeof fifo, "%s.fifo", good);
+    if (test_rank() == 0) {
+        rmdir(dir); /* left by a run that failed */
+        remove(fifo);
+        CHECK(mkdir(dir, 0700) == 0);
+        CHECK(mkfifo(fifo, 0600) == 0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    refuse(table, dir, MPIDHT_ERR_FILE_IO, "a directory");
+    CHECK(strstr(mpidht_error_detail(table), "not a regular file") != NULL);
+    refuse(table, fifo, MPIDHT_ERR_FILE_IO, "a FIFO");
+    CHECK(strstr(mpidht_error_detail(table), fifo) != NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (test_rank() == 0)
+        CHECK(rmdir(dir) == 0 && remove(fifo) == 0);
+}
+
 static void damaged_files(mpidht_t *table)
 {
     char missing[80];
@@ -141,13 +177,25 @@ static void rejected_arguments(mpidht_t *table)
     CHECK_STATUS(mpidht_restore(NULL, good, NULL), MPIDHT_ERR_INVALID_HANDLE);
     CHECK_STATUS(mpidht_dump(table, rank == 0 ? NULL : good),
                  rank == 0 ? MPIDHT_ERR_NULL_ARGUMENT : peer_or);
+    expect_detail(table, rank == 0 ? "a NULL path" : good,
+                  rank == 0 ? MPIDHT_ERR_NULL_ARGUMENT : peer_or);
     CHECK_STATUS(mpidht_restore(table, rank == 0 ? NULL : good, NULL),
                  rank == 0 ? MPIDHT_ERR_NULL_ARGUMENT : peer_or);
+    expect_detail(table, rank == 0 ? "a NULL path" : good,
+                  rank == 0 ? MPIDHT_ERR_NULL_ARGUMENT : peer_or);
+    /* A report too small on the last process only. */
+    mpidht_restore_report_t small = {0, 0, 0, 0, 0}, fine = {sizeof fine, 0, 0, 0, 0};
+    mpidht_status_t small_or = MPIDHT_ERR_STRUCT_SIZE;
+    CHECK_STATUS(mpidht_restore(table, good, rank == size - 1 ? &small : &fine),
+                 rank == size - 1 ? small_or : MPIDHT_ERR_PEER);
+    expect_detail(table, good, rank == size - 1 ? small_or : MPIDHT_ERR_PEER);
     if (size > 1) {
         char mine[80];
         snprintf(mine, sizeof mine, "%s.rank%d", good, rank);
         CHECK_STATUS(mpidht_dump(table, mine), MPIDHT_ERR_PATH_MISMATCH);
+        expect_detail(table, mine, MPIDHT_ERR_PATH_MISMATCH);
         CHECK_STATUS(mpidht_restore(table, mine, NULL), MPIDHT_ERR_PATH_MISMATCH);
+        expect_detail(table, mine, MPIDHT_ERR_PATH_MISMATCH);
         CHECK(access(mine, F_OK) != 0);
     }
     /* A report is optional. */
@@ -188,6 +236,7 @@ int main(int argc, char **argv)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     damaged_files(table);
+    unreadable_files(table);
     rejected_arguments(table);
     dump_nowhere(table);
     CHECK_OK(mpidht_free(&table));
