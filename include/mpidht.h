@@ -24,8 +24,10 @@
  *   - A collective call that some process never enters waits for ever, as
  *     MPI's collectives do. The debug mode turns that into an error: with
  *     the environment variable MPIDHT_DEBUG_COLLECTIVES set to a number of
- *     seconds (the same on every process) when mpidht_create is called,
- *     every collective call on the table, create included, first checks
+ *     seconds when mpidht_create is called (the same on every process:
+ *     create refuses a setting that differs, on or off, with
+ *     MPIDHT_ERR_DEBUG_SETTING on every process that entered it), every
+ *     collective call on the table, create included, first checks
  *     that every process entered the same call. Where they have not within
  *     that time, the call does nothing and returns
  *     MPIDHT_ERR_COLLECTIVE_CHECK on each process that entered it, and the
@@ -159,7 +161,8 @@ extern "C" {
       "collective call within the time MPIDHT_DEBUG_COLLECTIVES allows; the "  \
       "error detail names the call and the processes")                          \
     X(MPIDHT_ERR_DEBUG_SETTING, 36, "MPIDHT_DEBUG_COLLECTIVES must be a "      \
-      "number of seconds, 0 or more (unset, empty or 0: off)")                 \
+      "number of seconds, 0 or more (unset, empty or 0: off), the same on "    \
+      "every process")                                                         \
     X(MPIDHT_ERR_ACCESS_SETTING, 37, "MPIDHT_SHARED_ACCESS must be direct or " \
       "mpi (unset or empty: direct)")
 

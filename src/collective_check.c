@@ -63,44 +63,30 @@ static void pause_briefly(void)
     nanosleep(&pause, NULL);
 }
 
-mpidht_status_t mpidht_dup_checked(MPI_Comm comm, mpidht_diag_t *d, MPI_Comm *dup)
+/* Waits for request: for ever where the debug mode is off, otherwise
+ * until d->check_timeout seconds after started. false on a timeout (the
+ * request is left to MPI: it cannot be cancelled). */
+static bool wait_checked(const mpidht_diag_t *d, double started, MPI_Request *request,
+                         mpidht_status_t *st)
 {
-    if (d->check_timeout <= 0)
-        return MPI_Comm_dup(comm, dup) == MPI_SUCCESS ? MPIDHT_OK : MPIDHT_ERR_MPI;
-    /* MPI writes the new handle when the duplication completes, which,
-     * after a timeout, may be any later MPI call: into memory that is
-     * never freed. */
-    MPI_Comm *slot = malloc(sizeof *slot);
-    MPI_Request request = MPI_REQUEST_NULL;
-    if (!slot)
-        return MPIDHT_ERR_NO_MEMORY;
-    if (MPI_Comm_idup(comm, slot, &request) != MPI_SUCCESS) {
-        free(slot);
-        return MPIDHT_ERR_MPI;
+    *st = MPIDHT_OK;
+    if (d->check_timeout <= 0) {
+        if (MPI_Wait(request, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            *st = MPIDHT_ERR_MPI;
+        return true;
     }
-    double deadline = MPI_Wtime() + d->check_timeout;
     for (;;) {
         int done = 0;
-        if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            return MPIDHT_ERR_MPI; /* slot left to MPI */
-        if (done) {
-            *dup = *slot;
-            free(slot);
-            return MPIDHT_OK;
+        if (MPI_Test(request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            *st = MPIDHT_ERR_MPI;
+            return true;
         }
-        if (MPI_Wtime() > deadline)
-            break;
+        if (done)
+            return true;
+        if (MPI_Wtime() > started + d->check_timeout)
+            return false;
         pause_briefly();
     }
-    int rank = 0, size = 0;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    snprintf(d->detail, sizeof d->detail,
-             "%s: after %g s, not all %d processes of the communicator had entered it "
-             "(which ones had not cannot be told before the communicator is duplicated; "
-             "this is process %d; " MPIDHT_DEBUG_ENV "=%g)",
-             call_names[MPIDHT_CALL_CREATE], d->check_timeout, size, rank, d->check_timeout);
-    return MPIDHT_ERR_COLLECTIVE_CHECK;
 }
 
 /* What this process last heard from another in the current epoch. */
@@ -318,4 +304,99 @@ mpidht_status_t mpidht_enter_collective(const mpidht_t *t, mpidht_call_t call)
         return st;
     t->diag->detail[0] = '\0';
     return mpidht_check_entered(t->comm, t->diag, call);
+}
+
+/* What the processes learn of each other's settings: this process's
+ * setting, its negative and whether it was refused, reduced by MAX. */
+enum { SETTING_MAX, SETTING_MINUS_MIN, SETTING_REFUSED, SETTING_WORDS };
+
+/* MPI writes the new handle and the reduced settings when the calls
+ * complete, which, after a timeout, may be any later MPI call: into
+ * memory that is then never freed. */
+typedef struct dup_state {
+    MPI_Comm dup;
+    double mine[SETTING_WORDS], all[SETTING_WORDS];
+} dup_state_t;
+
+static mpidht_status_t dup_timed_out(mpidht_diag_t *d, MPI_Comm comm)
+{
+    int rank = 0, size = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    snprintf(d->detail, sizeof d->detail,
+             "%s: after %g s, not all %d processes of the communicator had entered it "
+             "(which ones had not cannot be told before the communicator is duplicated; "
+             "this is process %d; " MPIDHT_DEBUG_ENV "=%g)",
+             call_names[MPIDHT_CALL_CREATE], d->check_timeout, size, rank, d->check_timeout);
+    return MPIDHT_ERR_COLLECTIVE_CHECK;
+}
+
+/* The verdict on the reduced settings, the same on every process. */
+static mpidht_status_t judge_settings(mpidht_diag_t *d, mpidht_status_t setting,
+                                      const double all[SETTING_WORDS])
+{
+    if (setting != MPIDHT_OK)
+        return setting; /* the detail is the caller's */
+    if (all[SETTING_REFUSED] > 0) {
+        snprintf(d->detail, sizeof d->detail,
+                 MPIDHT_DEBUG_ENV " is not a number of seconds on another process");
+        return MPIDHT_ERR_PEER;
+    }
+    if (all[SETTING_MAX] != -all[SETTING_MINUS_MIN]) {
+        snprintf(d->detail, sizeof d->detail,
+                 MPIDHT_DEBUG_ENV " differs between processes: %g s on this process, "
+                 "%g to %g s over all", d->check_timeout, -all[SETTING_MINUS_MIN],
+                 all[SETTING_MAX]);
+        return MPIDHT_ERR_DEBUG_SETTING;
+    }
+    return MPIDHT_OK;
+}
+
+mpidht_status_t mpidht_dup_checked(MPI_Comm comm, mpidht_diag_t *d, mpidht_status_t setting,
+                                   MPI_Comm *dup)
+{
+    dup_state_t *s = malloc(sizeof *s);
+    if (!s)
+        return MPIDHT_ERR_NO_MEMORY;
+    MPI_Request request = MPI_REQUEST_NULL;
+    mpidht_status_t st = MPIDHT_OK;
+    if (MPI_Comm_idup(comm, &s->dup, &request) != MPI_SUCCESS) {
+        free(s);
+        return MPIDHT_ERR_MPI;
+    }
+    if (!wait_checked(d, MPI_Wtime(), &request, &st))
+        return dup_timed_out(d, comm); /* s left to MPI */
+    if (st != MPIDHT_OK)
+        return st;
+    if (MPI_Comm_set_errhandler(s->dup, MPI_ERRORS_RETURN) != MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    s->mine[SETTING_MAX] = d->check_timeout;
+    s->mine[SETTING_MINUS_MIN] = -d->check_timeout;
+    s->mine[SETTING_REFUSED] = setting != MPIDHT_OK;
+    if (MPI_Iallreduce(s->mine, s->all, SETTING_WORDS, MPI_DOUBLE, MPI_MAX, s->dup,
+                       &request) != MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    bool checked = false;
+    if (!wait_checked(d, MPI_Wtime(), &request, &st)) {
+        /* Every process entered a duplication of comm, but not all of them
+         * go on: the check names those that are not in mpidht_create. If
+         * it passes after all, they were only slow. */
+        checked = true;
+        st = mpidht_check_entered(s->dup, d, MPIDHT_CALL_CREATE);
+        if (st == MPIDHT_OK && !wait_checked(d, MPI_Wtime(), &request, &st))
+            st = dup_timed_out(d, comm);
+        if (st != MPIDHT_OK) {
+            MPI_Comm_free(&s->dup); /* s left to MPI */
+            return st;
+        }
+    }
+    if (st == MPIDHT_OK)
+        st = judge_settings(d, setting, s->all);
+    if (st == MPIDHT_OK && !checked)
+        st = mpidht_check_entered(s->dup, d, MPIDHT_CALL_CREATE);
+    *dup = s->dup;
+    free(s);
+    if (st != MPIDHT_OK)
+        MPI_Comm_free(dup);
+    return st;
 }

@@ -27,12 +27,23 @@ typedef enum mpidht_call {
  * *seconds = 0 and MPIDHT_ERR_DEBUG_SETTING. */
 mpidht_status_t mpidht_debug_setting(double *seconds);
 
-/* MPI_Comm_dup(comm) for mpidht_create. With d->check_timeout > 0 it
- * waits that long at most: MPIDHT_ERR_COLLECTIVE_CHECK, with d->detail
- * set, where not every process of comm entered it by then (the pending
- * duplication is left behind: MPI cannot cancel it). MPIDHT_ERR_MPI if
- * MPI fails. */
-mpidht_status_t mpidht_dup_checked(MPI_Comm comm, mpidht_diag_t *d, MPI_Comm *dup);
+/* COLLECTIVE over comm, for mpidht_create: duplicates comm into *dup
+ * (errors return), agrees on the debug setting and, in the debug mode,
+ * checks that every process entered mpidht_create
+ * (mpidht_check_entered). setting is this process's mpidht_debug_setting
+ * status, d->check_timeout its value. Processes with and without the
+ * debug mode match each other (all make nonblocking calls). Returns
+ * MPIDHT_OK with *dup set where the setting is valid and the same
+ * everywhere and the check passed; otherwise *dup is freed and, on every
+ * process, setting where it was refused here, MPIDHT_ERR_PEER where only
+ * elsewhere, MPIDHT_ERR_DEBUG_SETTING where the values differ (d->detail
+ * says which). With d->check_timeout > 0 each step waits that long at
+ * most: MPIDHT_ERR_COLLECTIVE_CHECK, with d->detail set, where not every
+ * process of comm entered by then (what is pending is left to MPI, which
+ * cannot cancel it). MPIDHT_ERR_NO_MEMORY before any MPI call;
+ * MPIDHT_ERR_MPI if MPI fails. */
+mpidht_status_t mpidht_dup_checked(MPI_Comm comm, mpidht_diag_t *d, mpidht_status_t setting,
+                                   MPI_Comm *dup);
 
 /* The debug mode's check over comm (the table's private communicator,
  * which carries no other point-to-point traffic): MPIDHT_OK where it is

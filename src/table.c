@@ -310,29 +310,17 @@ mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
         return MPIDHT_ERR_INVALID_COMM;
 
     /* Built on the stack and copied into the handle, allocated first so
-     * that nothing can fail once the window and its epoch exist. A bad
-     * debug setting is reported after the duplication, which every
-     * process must enter. */
+     * that nothing can fail once the window and its epoch exist. The
+     * debug setting is agreed on with the duplication, which every
+     * process must enter (a refused one is reported there). */
     mpidht_diag_t diag = {.detail = ""};
     mpidht_status_t setting = mpidht_debug_setting(&diag.check_timeout);
     if (setting != MPIDHT_OK)
         snprintf(diag.detail, sizeof diag.detail, MPIDHT_DEBUG_ENV "='%s' on this process",
                  getenv(MPIDHT_DEBUG_ENV));
     mpidht_t t = {.comm = MPI_COMM_NULL, .win = MPI_WIN_NULL, .diag = &diag};
-    mpidht_status_t st = mpidht_dup_checked(comm, &diag, &t.comm);
+    mpidht_status_t st = mpidht_dup_checked(comm, &diag, setting, &t.comm);
     if (st != MPIDHT_OK) {
-        give_detail(params, diag.detail);
-        return st;
-    }
-    /* Every process duplicated comm; a failure here is the same
-     * everywhere, so no process is left waiting in a collective. */
-    if (MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN) != MPI_SUCCESS) {
-        MPI_Comm_free(&t.comm);
-        return MPIDHT_ERR_MPI;
-    }
-    st = mpidht_check_entered(t.comm, &diag, MPIDHT_CALL_CREATE);
-    if (st != MPIDHT_OK) {
-        MPI_Comm_free(&t.comm);
         give_detail(params, diag.detail);
         return st;
     }
@@ -342,7 +330,7 @@ mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
     st = setup(&t, params,
                !table            ? MPIDHT_ERR_NULL_ARGUMENT
                : !handle || !kept ? MPIDHT_ERR_NO_MEMORY
-                                  : setting);
+                                  : MPIDHT_OK);
     if (st != MPIDHT_OK) {
         free(handle);
         free(kept);

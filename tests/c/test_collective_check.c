@@ -4,7 +4,9 @@
  * enter it, instead of hanging, and the error detail names the call and
  * the processes that were missing or in another call; the table stays
  * usable afterwards. The one-rank call under every protocol; a bad
- * setting is refused on every process; calls every process enters work.
+ * setting is refused on every process, and so is a setting that differs
+ * between processes (on one, off or another value elsewhere) instead of
+ * leaving some waiting; calls every process enters work.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 
@@ -219,6 +221,42 @@ static void settings(void)
     setenv("MPIDHT_DEBUG_COLLECTIVES", TIMEOUT, 1);
 }
 
+/* Rank 0's setting differs from the others': create fails on every
+ * process (none is left waiting), with status mine and a detail holding
+ * part on rank 0, peers and peers_part elsewhere; MPI_COMM_WORLD stays in
+ * step. */
+static void mixed_setting(const char *on_rank0, const char *elsewhere, mpidht_status_t mine,
+                          const char *part, mpidht_status_t peers, const char *peers_part)
+{
+    mpidht_params_t p = test_params(MPIDHT_PROTOCOL_LOCKFREE, 8, 8, 4096);
+    char detail[256] = "not written";
+    p.error_detail = detail;
+    p.error_detail_size = sizeof detail;
+    setenv("MPIDHT_DEBUG_COLLECTIVES", rank == 0 ? on_rank0 : elsewhere, 1);
+    mpidht_t *table = NULL;
+    TEST_CONTEXT("'%s' on rank 0, '%s' elsewhere", on_rank0, elsewhere);
+    CHECK_STATUS(mpidht_create(MPI_COMM_WORLD, &p, &table), rank == 0 ? mine : peers);
+    CHECK(table == NULL);
+    TEST_CONTEXT("'%s' on rank 0, '%s' elsewhere: detail '%s'", on_rank0, elsewhere, detail);
+    CHECK(has(detail, rank == 0 ? part : peers_part));
+    setenv("MPIDHT_DEBUG_COLLECTIVES", TIMEOUT, 1);
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+    CHECK_OK(mpidht_free(&table));
+    TEST_CONTEXT("%s", "");
+}
+
+static void mixed_settings(void)
+{
+    const mpidht_status_t differ = MPIDHT_ERR_DEBUG_SETTING, peer = MPIDHT_ERR_PEER;
+    const char *const differs = "differs between processes", *const other = "another process";
+    mixed_setting(TIMEOUT, "", differ, differs, differ, differs);
+    mixed_setting("", TIMEOUT, differ, differs, differ, differs);
+    mixed_setting("0", "2", differ, "0 s on this process, 0 to 2 s over all", differ,
+                  "2 s on this process, 0 to 2 s over all");
+    mixed_setting("soon", TIMEOUT, differ, "'soon' on this process", peer, other);
+    mixed_setting(TIMEOUT, "soon", peer, other, differ, "'soon' on this process");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -232,6 +270,7 @@ int main(int argc, char **argv)
             one_rank_stats(test_protocols[i]);
     }
     if (size > 1) {
+        mixed_settings();
         mismatches();
         lone_create();
     }
