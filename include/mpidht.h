@@ -439,7 +439,8 @@ mpidht_status_t mpidht_update(mpidht_t *table, const void *key, mpidht_update_fn
  * MPIDHT_ERR_BATCH_SIZE if n times the key or value size overflows;
  * otherwise an error (MPIDHT_ERR_TIMEOUT if any row timed out), after
  * which the results are unspecified and any subset of the rows may have
- * taken effect. n = 0 returns MPIDHT_OK, and then the buffers may be NULL.
+ * taken effect. n = 0 returns MPIDHT_OK, and then the buffers may be NULL
+ * (an update's fn may not: MPIDHT_ERR_NULL_ARGUMENT).
  */
 
 /* Reads n keys (key_size bytes each, back to back). found[i] is set to 1

@@ -66,7 +66,10 @@ int DHT_from_file(DHT *table, const char *filename);
 
 /* COLLECTIVE. Frees the table; the calling process's eviction and read
  * miss counts go to *collision_counter and *readerror_counter (either
- * may be NULL; counts above INT_MAX read INT_MAX). */
+ * may be NULL; counts above INT_MAX read INT_MAX). Where mpidht_free
+ * leaves the table (its debug mode's check failed: not every process
+ * entered), it returns DHT_MPI_ERROR and table stays valid, to be freed
+ * again; after any other result table is gone. */
 int DHT_free(DHT *table, int *collision_counter, int *readerror_counter);
 
 /* COLLECTIVE. Rank 0 prints the counters summed over all processes. */

@@ -121,7 +121,10 @@ int DHT_free(DHT *table, int *collision_counter, int *readerror_counter)
         if (readerror_counter)
             *readerror_counter = clamp(s.misses);
     }
-    mpidht_status_t st = mpidht_free(&table->table);
+    table->last = mpidht_free(&table->table);
+    if (table->table)
+        return DHT_MPI_ERROR; /* not freed (the debug mode's check): kept to retry */
+    mpidht_status_t st = table->last;
     free(table);
     return st == MPIDHT_OK ? DHT_SUCCESS : DHT_MPI_ERROR;
 }

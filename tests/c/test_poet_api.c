@@ -3,8 +3,12 @@
  * Listings A2–A5, and DHT_to_file / DHT_from_file of A2), built with
  * nothing but mpidht_poet.h: create with a POET-style hash of
  * (key size, key), write until keys collide, read hits and misses, save,
- * load into a table of another size, and free with the counters.
+ * load into a table of another size, and free with the counters. A free
+ * that fails (in mpidht's debug mode, entered by one process alone) keeps
+ * the handle, and a second free by every process succeeds.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +123,19 @@ int main(int argc, char **argv)
     CHECK(DHT_read(NULL, key, out) == DHT_MPI_ERROR);
     CHECK(DHT_write(NULL, key, data) == DHT_MPI_ERROR);
     CHECK(DHT_free(NULL, NULL, NULL) == DHT_MPI_ERROR);
+
+    if (size > 1) {
+        setenv("MPIDHT_DEBUG_COLLECTIVES", "1", 1);
+        DHT *kept = DHT_create(MPI_COMM_WORLD, 100, data_size, key_size, NULL);
+        unsetenv("MPIDHT_DEBUG_COLLECTIVES");
+        CHECK(kept != NULL);
+        if (rank == 0) {
+            CHECK(DHT_free(kept, NULL, NULL) == DHT_MPI_ERROR);
+            CHECK(DHT_last_status(kept) == MPIDHT_ERR_COLLECTIVE_CHECK);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK(DHT_free(kept, NULL, NULL) == DHT_SUCCESS);
+    }
 
     if (rank == 0)
         remove(file);
