@@ -64,10 +64,9 @@ static void pause_briefly(void)
 }
 
 /* Waits for request: for ever where the debug mode is off, otherwise
- * until d->check_timeout seconds after started. false on a timeout (the
- * request is left to MPI: it cannot be cancelled). */
-static bool wait_checked(const mpidht_diag_t *d, double started, MPI_Request *request,
-                         mpidht_status_t *st)
+ * d->check_timeout seconds at most. false on a timeout (the request is
+ * left to MPI: it cannot be cancelled). */
+static bool wait_checked(const mpidht_diag_t *d, MPI_Request *request, mpidht_status_t *st)
 {
     *st = MPIDHT_OK;
     if (d->check_timeout <= 0) {
@@ -75,6 +74,7 @@ static bool wait_checked(const mpidht_diag_t *d, double started, MPI_Request *re
             *st = MPIDHT_ERR_MPI;
         return true;
     }
+    double deadline = MPI_Wtime() + d->check_timeout;
     for (;;) {
         int done = 0;
         if (MPI_Test(request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
@@ -83,7 +83,7 @@ static bool wait_checked(const mpidht_diag_t *d, double started, MPI_Request *re
         }
         if (done)
             return true;
-        if (MPI_Wtime() > started + d->check_timeout)
+        if (MPI_Wtime() > deadline)
             return false;
         pause_briefly();
     }
@@ -364,26 +364,28 @@ mpidht_status_t mpidht_dup_checked(MPI_Comm comm, mpidht_diag_t *d, mpidht_statu
         free(s);
         return MPIDHT_ERR_MPI;
     }
-    if (!wait_checked(d, MPI_Wtime(), &request, &st))
+    if (!wait_checked(d, &request, &st))
         return dup_timed_out(d, comm); /* s left to MPI */
     if (st != MPIDHT_OK)
         return st;
-    if (MPI_Comm_set_errhandler(s->dup, MPI_ERRORS_RETURN) != MPI_SUCCESS)
-        return MPIDHT_ERR_MPI;
     s->mine[SETTING_MAX] = d->check_timeout;
     s->mine[SETTING_MINUS_MIN] = -d->check_timeout;
     s->mine[SETTING_REFUSED] = setting != MPIDHT_OK;
-    if (MPI_Iallreduce(s->mine, s->all, SETTING_WORDS, MPI_DOUBLE, MPI_MAX, s->dup,
-                       &request) != MPI_SUCCESS)
+    if (MPI_Comm_set_errhandler(s->dup, MPI_ERRORS_RETURN) != MPI_SUCCESS ||
+        MPI_Iallreduce(s->mine, s->all, SETTING_WORDS, MPI_DOUBLE, MPI_MAX, s->dup,
+                       &request) != MPI_SUCCESS) {
+        MPI_Comm_free(&s->dup);
+        free(s);
         return MPIDHT_ERR_MPI;
+    }
     bool checked = false;
-    if (!wait_checked(d, MPI_Wtime(), &request, &st)) {
+    if (!wait_checked(d, &request, &st)) {
         /* Every process entered a duplication of comm, but not all of them
          * go on: the check names those that are not in mpidht_create. If
          * it passes after all, they were only slow. */
         checked = true;
         st = mpidht_check_entered(s->dup, d, MPIDHT_CALL_CREATE);
-        if (st == MPIDHT_OK && !wait_checked(d, MPI_Wtime(), &request, &st))
+        if (st == MPIDHT_OK && !wait_checked(d, &request, &st))
             st = dup_timed_out(d, comm);
         if (st != MPIDHT_OK) {
             MPI_Comm_free(&s->dup); /* s left to MPI */
