@@ -219,14 +219,60 @@ def _check_key_dtype(key_dtype: Optional[npt.DTypeLike], key_size: int) -> Optio
     return dtype
 
 
+def _exactly(keys: npt.NDArray[Any], dtype: np.dtype[Any]) -> npt.NDArray[Any]:
+    """keys converted to dtype, where every key keeps its value: integers
+    within an integer dtype's range; integers and floats that a float dtype
+    holds exactly (a NaN stays a NaN); bools. Anything else (floats to
+    integers, bytes, strings, Python integers beyond 64 bits) raises
+    TypeError, a key that would change ValueError."""
+    source = keys.dtype
+    if source.kind in "iu" and dtype.kind == "f":
+        # NumPy calls int64 to float64 safe, but 2**53 + 1 is no float64:
+        # a float holds the integers up to 2**(nmant + 1) in magnitude.
+        limit = 2 ** (np.finfo(dtype).nmant + 1)
+        every = (np.iinfo(source).max <= limit or keys.size == 0
+                 or (-limit <= int(keys.min()) and int(keys.max()) <= limit))
+    else:
+        every = np.can_cast(source, dtype, "safe")
+    if every:
+        return keys.astype(dtype, copy=False)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if source.kind in "iu" and dtype.kind in "iu":
+            have, want = np.iinfo(source), np.iinfo(dtype)
+            bad = np.zeros(keys.shape, dtype=np.bool_)
+            if want.min > have.min:
+                bad |= keys < source.type(want.min)
+            if want.max < have.max:
+                bad |= keys > source.type(want.max)
+            converted = keys.astype(dtype)
+        elif source.kind in "iuf" and dtype.kind == "f":
+            converted = keys.astype(dtype)
+            if source.kind == "f":
+                bad = (converted.astype(source) != keys) & ~np.isnan(keys)
+            else:
+                # Compared as integers, where the float is finite and lies
+                # in their range (both ends are powers of two: exact, or
+                # beyond the float's finite values).
+                have = np.iinfo(source)
+                inside = (np.isfinite(converted) & (converted >= float(have.min))
+                          & (converted < float(have.max + 1)))
+                bad = ~inside | (np.where(inside, converted, 0).astype(source) != keys)
+        else:
+            first = f" (such as {keys.reshape(-1)[:1].tolist()[0]!r})" if keys.size else ""
+            raise TypeError(f"keys of dtype {source}{first} cannot be converted to the "
+                            f"table's key_dtype {dtype} without losing their value")
+    if bad.any():
+        i = int(np.argmax(bad.reshape(-1)))
+        raise ValueError(f"key {keys.flat[i]} cannot be held exactly by the table's key_dtype "
+                         f"{dtype} (it would become {converted.flat[i]})")
+    return converted
+
+
 def _typed_keys(keys: object, dtype: np.dtype[Any], key_size: int) -> npt.NDArray[Any]:
-    """Keys given as numbers, converted to dtype (rows of key_size bytes),
-    with -0.0 folded to 0.0; a NaN is refused (it never equals itself)."""
-    try:
-        a = np.asarray(keys).astype(dtype, casting="same_kind", copy=False)
-    except TypeError as e:
-        raise TypeError(f"keys cannot be converted to the table's key_dtype {dtype} "
-                        f"without losing their value: {e}") from None
+    """Keys given as numbers, converted to dtype exactly (rows of key_size
+    bytes), with -0.0 folded to 0.0; a NaN is refused (it never equals
+    itself)."""
+    a = _exactly(np.asarray(keys), dtype)
     per = key_size // dtype.itemsize
     if a.ndim <= 1 and per == 1:
         a = a.reshape(-1, 1)
@@ -316,9 +362,14 @@ class Table:
             the same numbers and -0.0 misses an entry written under 0.0. A
             numeric dtype (e.g. ``np.float64``): keys given as numbers (any
             array, list or scalar; not bytes objects) are converted to it
-            first, without loss (``same_kind`` casting: ints to floats, not
-            floats to ints), -0.0 becomes 0.0 and a NaN is refused;
-            key_size must be a whole number of its items.
+            first, and only where every key keeps its value: integers within
+            an integer dtype's range, integers and floats that a float
+            dtype holds exactly (not ``2**53 + 1`` in float64, nor the
+            Python float ``0.1`` in float32: give ``np.float32(0.1)``).
+            A key that would change raises ValueError, naming it; floats
+            for an integer dtype, and keys that are not numbers, raise
+            TypeError. -0.0 becomes 0.0 and a NaN is refused; key_size
+            must be a whole number of its items.
         hash: a function of a key (bytes) returning an int, of which the low
             64 bits place the key; it must give the same result for the same
             bytes on every process. None (default) uses XXH3-64 in C, which

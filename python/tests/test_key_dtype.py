@@ -1,7 +1,12 @@
 """Keys are bytes: the traps, and the key_dtype guard that removes them.
 Without it an int64 array never matches float64 keys of the same numbers
 and -0.0 misses an entry written under 0.0; with key_dtype=np.float64 both
-find it, a NaN key is refused and floats are not truncated into ints."""
+find it, a NaN key is refused, floats are not truncated into ints and no
+key is converted to another (300 to int8's 44, 2**53 + 1 to float64's
+2**53)."""
+
+import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -52,4 +57,64 @@ def test_key_dtype_refuses_lossy_conversion_and_bad_sizes(comm: MPI.Intracomm) -
         with pytest.raises(TypeError, match="without losing"):
             t.read_many(np.array([1.5]))                 # floats into ints: no
         assert not t.read_many(np.array([3], dtype=np.int32))[1][0]  # ints widen
+        comm.Barrier()
+
+
+@pytest.mark.parametrize("dtype, key, became", [
+    (np.int8, 300, "44"),                     # wraps
+    (np.uint8, -1, "255"),
+    (np.int64, np.uint64(2**63), "-9223372036854775808"),
+    (np.float32, 1.00000001, "1.0"),          # rounds
+    (np.float32, 1e300, "inf"),               # overflows
+    (np.float64, 2**53 + 1, "9007199254740992.0"),
+])
+def test_key_dtype_refuses_keys_it_cannot_hold(comm: MPI.Intracomm, dtype: type[np.generic],
+                                               key: Any, became: str) -> None:
+    """A key that would change in key_dtype is refused, in every form and
+    call, naming the key and the dtype; it is never stored as the key it
+    would have become."""
+    name = np.dtype(dtype).name
+    message = re.escape(f"key {np.asarray(key)} cannot be held exactly by the table's "
+                        f"key_dtype {name} (it would become {became})")
+    with mpidht.Table(comm, np.dtype(dtype).itemsize, 8, 1 << 16, key_dtype=dtype) as t:
+        if comm.Get_rank() == 0:
+            with pytest.raises(ValueError, match=message):
+                t.write(key, b"A" * 8)
+            with pytest.raises(ValueError, match=message):
+                t.read(key)
+            with pytest.raises(ValueError, match=message):
+                k = np.asarray(key)  # its dtype: the first offender in a batch
+                t.write_many(np.array([k, np.zeros_like(k)])[::-1],
+                             np.zeros((2, 8), dtype=np.uint8))
+            with pytest.raises(ValueError, match=message):
+                t.read_many([key])
+            assert t.stats()["writes"] == 0 and t.stats()["reads"] == 0
+        comm.Barrier()
+
+
+def test_key_dtype_takes_exact_conversions(comm: MPI.Intracomm) -> None:
+    """Conversions that keep every value still pass: narrower integers in
+    range, integers a float holds exactly, infinities; and a large batch
+    names its first key out of range."""
+    with mpidht.Table(comm, 1, 8, 1 << 16, key_dtype=np.int8) as t:
+        if comm.Get_rank() == 0:
+            t.write_many(np.array([-128, 127], dtype=np.int64), np.ones((2, 8), np.uint8))
+            assert t.read(np.uint64(127)) == b"\x01" * 8
+            assert t.read_many([-128, 127])[1].all()
+            with pytest.raises(ValueError, match="key 128 cannot be held exactly"):
+                t.read_many(np.arange(100_000))
+        comm.Barrier()
+    with mpidht.Table(comm, 4, 8, 1 << 16, key_dtype=np.float32) as t:
+        if comm.Get_rank() == 0:
+            t.write_many([0.5, 2**24, float("inf")], np.ones((3, 8), np.uint8))
+            assert t.read_many(np.array([0.5, 2**24, np.inf], dtype=np.float32))[1].all()
+            with pytest.raises(ValueError, match="key 16777217 cannot be held exactly"):
+                t.read(2**24 + 1)
+        comm.Barrier()
+    with mpidht.Table(comm, 8, 8, 1 << 16, key_dtype=np.float64) as t:
+        if comm.Get_rank() == 0:
+            t.write(np.uint64(2**63), b"x" * 8)
+            assert t.read(2.0**63) == b"x" * 8
+            with pytest.raises(ValueError, match="key 18446744073709551615 cannot be held"):
+                t.read(np.uint64(2**64 - 1))
         comm.Barrier()
