@@ -184,12 +184,38 @@ def _check_size(value: object, what: str) -> int:
     return int(value)
 
 
+def _byte_rows(rows: Union[list[Any], tuple[Any, ...]], row_size: int,
+               what: str) -> Optional[npt.NDArray[np.uint8]]:
+    """rows, a list or tuple with a bytes-like object (bytes, bytearray,
+    memoryview) in it, as an (n, row_size) uint8 array, where every row is
+    bytes-like and holds exactly row_size bytes (NumPy would pad shorter
+    bytes objects with NULs into other rows); None without one."""
+    types = set(map(type, rows))
+    if not any(issubclass(t, (bytes, bytearray, memoryview)) for t in types):
+        return None
+    if not (all(issubclass(t, (bytes, bytearray)) for t in types)
+            and set(map(len, rows)) == {row_size}):
+        for i, row in enumerate(rows):
+            if not isinstance(row, (bytes, bytearray, memoryview)):
+                raise TypeError(f"row {i} of {what} is of type {type(row).__name__}; rows "
+                                "given as bytes-like objects must all be bytes-like")
+            size = row.nbytes if isinstance(row, memoryview) else len(row)
+            if size != row_size:
+                raise ValueError(f"row {i} of {what} must be {row_size} bytes, got {size}")
+    return np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), row_size)
+
+
 def _rows(array: object, row_size: int, what: str) -> tuple[int, npt.NDArray[Any]]:
     """Returns (n, contiguous array) for n rows of row_size bytes each.
 
     The first axis counts rows; each row, whatever its dtype and shape,
-    must hold exactly row_size bytes.
+    must hold exactly row_size bytes. A list or tuple of bytes-like
+    objects is one row per object, each exactly row_size bytes.
     """
+    if isinstance(array, (list, tuple)):
+        rows = _byte_rows(array, row_size, what)
+        if rows is not None:
+            return rows.shape[0], rows
     a = np.asarray(array)
     if a.dtype.hasobject:
         raise TypeError(f"{what} must hold plain numbers or bytes, not Python objects")
@@ -524,9 +550,10 @@ class Table:
         """Reads n keys at once (``mpidht_read_batch``).
 
         Args:
-            keys: n rows of key_size bytes: an (n, key_size) uint8 array, or
+            keys: n rows of key_size bytes: an (n, key_size) uint8 array,
                 any array whose first axis has n entries of key_size bytes
-                each (e.g. (n, 3) float64 for key_size 24).
+                each (e.g. (n, 3) float64 for key_size 24), or a list of n
+                bytes-like objects of key_size bytes each.
 
         Returns:
             (values, found): an (n, value_size) uint8 array (rows of misses

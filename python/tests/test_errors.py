@@ -95,6 +95,31 @@ def test_bad_batches(table: mpidht.Table) -> None:
     assert table.stats()["reads"] == 0 and table.stats()["writes"] == 0
 
 
+def test_byte_rows_must_each_be_the_row_size(table: mpidht.Table) -> None:
+    """Rows given as bytes-like objects, one per row, must each hold exactly
+    key_size (value_size) bytes, as a single key must: NumPy would pad a
+    shorter bytes object with NULs into another key or value."""
+    key, value = b"k" * 15 + b"\0", b"v" * 32
+    with pytest.raises(ValueError, match="row 1 of keys must be 16 bytes, got 3"):
+        table.read_many([key, b"abc"])
+    with pytest.raises(ValueError, match="row 1 of values must be 32 bytes, got 5"):
+        table.write_many([key, b"q" * 16], (value, b"short"))
+    with pytest.raises(ValueError, match="row 0 of keys must be 16 bytes, got 17"):
+        table.write_many([b"k" * 17], [value])
+    with pytest.raises(ValueError, match="row 2 of keys must be 16 bytes, got 15"):
+        table.update_many([bytearray(16), memoryview(key), memoryview(bytes(15))],
+                          lambda i, old: mpidht.KEEP)
+    with pytest.raises(TypeError, match="row 1 of keys is of type int; rows given as bytes-like"):
+        table.read_many([key, 5])  # type: ignore[arg-type]
+    assert all(table.stats()[c] == 0 for c in ("reads", "writes", "atomic_updates"))
+    # Rows of the right size, trailing NULs and all, in any bytes-like form.
+    keys = [key, bytearray(b"j" * 16), memoryview(b"i" * 16)]
+    table.write_many(keys, [value, bytearray(32), memoryview(bytes(range(32)))])
+    got, found = table.read_many(keys)
+    assert found.all() and got.tobytes() == value + bytes(32) + bytes(range(32))
+    assert table.read(key) == value and table.read(b"k" * 15 + b"\1") is None
+
+
 def test_status_list_matches_library() -> None:
     """mpidht.Status is written out for type checkers; it must equal the C
     library's list, which the extension exports as MPIDHT_* constants."""
