@@ -15,6 +15,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -217,6 +218,54 @@ static MPI_Comm comm_from_handle(PyObject *handle, int *ok)
     return comm;
 }
 
+/* Converters ("O&") for the integers that the "I" and "K" formats would
+ * cut to their low bits without a word. */
+
+/* A count of candidates for the C API's unsigned. One beyond UINT_MAX is
+ * passed as UINT_MAX, which mpidht_create refuses as it refuses any count
+ * above MPIDHT_MAX_CANDIDATES (ERR_CANDIDATES, on every process), rather
+ * than as its low bits, which may be a valid count; a negative one raises
+ * OverflowError. */
+static int candidates_converter(PyObject *obj, void *out)
+{
+    _Static_assert(MPIDHT_MAX_CANDIDATES < UINT_MAX, "UINT_MAX must be a refused count");
+    PyObject *index = PyNumber_Index(obj);
+    if (!index)
+        return 0;
+    int overflow = 0;
+    long long value = PyLong_AsLongLongAndOverflow(index, &overflow);
+    Py_DECREF(index);
+    if (value == -1 && PyErr_Occurred())
+        return 0;
+    if (overflow < 0 || (overflow == 0 && value < 0)) {
+        PyErr_SetString(PyExc_OverflowError, "candidates must not be negative");
+        return 0;
+    }
+    *(unsigned *)out = overflow > 0 || (unsigned long long)value > UINT_MAX ? UINT_MAX
+                                                                         : (unsigned)value;
+    return 1;
+}
+
+/* A uint64_t; OverflowError outside 0 .. 2**64 - 1. */
+static int uint64_converter(PyObject *obj, void *out)
+{
+    PyObject *index = PyNumber_Index(obj);
+    if (!index)
+        return 0;
+    unsigned long long value = PyLong_AsUnsignedLongLong(index);
+    Py_DECREF(index);
+    if (value == (unsigned long long)-1 && PyErr_Occurred())
+        return 0;
+#if ULLONG_MAX > UINT64_MAX
+    if (value > UINT64_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "int too big to convert to a 64-bit unsigned");
+        return 0;
+    }
+#endif
+    *(uint64_t *)out = (uint64_t)value;
+    return 1;
+}
+
 static int Table_init(TableObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"comm_handle", "key_size", "value_size", "memory_per_process",
@@ -227,9 +276,10 @@ static int Table_init(TableObject *self, PyObject *args, PyObject *kwargs)
     int protocol, window, eviction;
     unsigned int candidates;
     double timeout;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OnnniiIid|O", names, &comm_obj,
-                                     &key_size, &value_size, &memory, &protocol,
-                                     &window, &candidates, &eviction, &timeout, &hash))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OnnniiO&id|O", names, &comm_obj,
+                                     &key_size, &value_size, &memory, &protocol, &window,
+                                     candidates_converter, &candidates, &eviction, &timeout,
+                                     &hash))
         return -1;
     if (hash != Py_None && !PyCallable_Check(hash)) {
         PyErr_SetString(PyExc_TypeError, "hash must be callable or None");
@@ -671,10 +721,11 @@ static PyObject *Table_clear(TableObject *self, PyObject *unused)
  * rows of the writable buffers keys and values (max_entries rows each). */
 static PyObject *Table_local_next(TableObject *self, PyObject *args)
 {
-    unsigned long long cursor;
+    uint64_t cursor;
     Py_ssize_t max_entries;
     PyObject *keys_obj, *values_obj;
-    if (!PyArg_ParseTuple(args, "KnOO", &cursor, &max_entries, &keys_obj, &values_obj))
+    if (!PyArg_ParseTuple(args, "O&nOO", uint64_converter, &cursor, &max_entries, &keys_obj,
+                          &values_obj))
         return NULL;
     if (max_entries < 1) {
         PyErr_SetString(PyExc_ValueError, "max_entries must be at least 1");
@@ -912,6 +963,8 @@ static PyObject *core_strerror(PyObject *module, PyObject *arg)
     long status = PyLong_AsLong(arg);
     if (status == -1 && PyErr_Occurred())
         return NULL;
+    if (status < INT_MIN || status > INT_MAX) /* not the message of its low bits */
+        return PyErr_Format(PyExc_OverflowError, "status %ld does not fit in a C int", status);
     return PyUnicode_FromString(mpidht_strerror((mpidht_status_t)status));
 }
 

@@ -34,6 +34,11 @@ def test_bad_constructor_arguments_before_mpi(comm: MPI.Intracomm) -> None:
     (dict(memory_per_process=3), mpidht.Status.ERR_BUDGET_TOO_SMALL),
     (dict(memory_per_process=0), mpidht.Status.ERR_NO_STORAGE),
     (dict(candidates=17), mpidht.Status.ERR_CANDIDATES),
+    # Beyond the C API's unsigned: refused too, not cut to 3, 0 (the
+    # default) or 1.
+    (dict(candidates=2**32 + 3), mpidht.Status.ERR_CANDIDATES),
+    (dict(candidates=2**32), mpidht.Status.ERR_CANDIDATES),
+    (dict(candidates=2**64 + 1), mpidht.Status.ERR_CANDIDATES),
 ])
 def test_library_rejections_on_every_rank(comm: MPI.Intracomm, kwargs: dict[str, int],
                                           status: int) -> None:
@@ -118,6 +123,19 @@ def test_byte_rows_must_each_be_the_row_size(table: mpidht.Table) -> None:
     got, found = table.read_many(keys)
     assert found.all() and got.tobytes() == value + bytes(32) + bytes(range(32))
     assert table.read(key) == value and table.read(b"k" * 15 + b"\1") is None
+
+
+def test_integers_beyond_their_c_type_are_refused(table: mpidht.Table) -> None:
+    """The extension's integer arguments raise OverflowError beyond their C
+    type instead of passing on their low bits."""
+    keys, values = np.empty((4, 16), np.uint8), np.empty((4, 32), np.uint8)
+    for cursor in (-1, 2**64):
+        with pytest.raises(OverflowError):
+            table._table.local_next(cursor, 4, keys, values)
+    assert table._table.local_next(0, 4, keys, values)[1] == 0
+    with pytest.raises(OverflowError):
+        mpidht.strerror(2**32 + int(mpidht.Status.NOT_FOUND))
+    assert mpidht.strerror(mpidht.Status.NOT_FOUND) != mpidht.strerror(-1)
 
 
 def test_status_list_matches_library() -> None:
