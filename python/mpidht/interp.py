@@ -267,10 +267,24 @@ class _Plan:
             c = np.atleast_2d(np.asarray(settings.conserved, dtype=np.float64))
             if c.ndim != 2 or c.shape[1] != d:
                 raise ValueError(f"conserved must be a matrix of {d} columns, got shape {c.shape}")
+            if not np.isfinite(c).all():
+                raise ValueError(f"conserved must be finite, got {c.tolist()}")
             if self.ignored.size and (c[:, self.ignored] != 0).any():
                 raise ValueError("conserved must not weigh ignored columns (their results "
                                  "are predicted as values, not as changes)")
             self.conserved_rows = np.ascontiguousarray(c)
+
+
+def _per_query(a: npt.ArrayLike, n: int, d: int, what: str) -> Array:
+    """a as (n, slots, d) float64; n = 0 keeps a's slots (an empty array
+    has no size to infer them from)."""
+    array = np.asarray(a, dtype=np.float64)
+    if n == 0 and array.size == 0:
+        return array.reshape(0, array.shape[1] if array.ndim == 3 else 0, d)
+    if array.size == 0 or array.size % (n * d):
+        raise ValueError(f"{what} must be (n, slots, d) = ({n}, slots, {d}), "
+                         f"got shape {array.shape}")
+    return array.reshape(n, -1, d)
 
 
 def predict_from(states: npt.ArrayLike, inputs: npt.ArrayLike, results: npt.ArrayLike,
@@ -292,12 +306,12 @@ def predict_from(states: npt.ArrayLike, inputs: npt.ArrayLike, results: npt.Arra
     n, d = x.shape
     if len(columns) != d:
         raise ValueError(f"states have {d} columns but {len(columns)} key columns were given")
-    xs = np.asarray(inputs, dtype=np.float64).reshape(n, -1, d)
-    ys = np.asarray(results, dtype=np.float64).reshape(n, -1, d)
+    xs = _per_query(inputs, n, d, "inputs")
+    ys = _per_query(results, n, d, "results")
     if ys.shape != xs.shape:
         raise ValueError(f"results have shape {ys.shape}, inputs {xs.shape}")
     # The layout of a stored class: each sample's input, then its result.
-    samples = np.stack([xs, ys], axis=2).reshape(n, -1)
+    samples = np.stack([xs, ys], axis=2).reshape(n, 2 * xs.shape[1] * d)
     return _predict(_Plan(columns, settings), x, samples, xs.shape[1],
                     np.minimum(np.asarray(count, dtype=np.int64).reshape(n), xs.shape[1]))
 

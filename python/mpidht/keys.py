@@ -75,9 +75,10 @@ def encode_keys(values: npt.ArrayLike, columns: Sequence[KeyColumn]) -> npt.NDAr
     uint8 array.
 
     Raises ``mpidht.Error`` with ``Status.ERR_KEY_COLUMN`` for a column
-    out of range and ``Status.ERR_KEY_VALUE`` for a NaN or infinite input
-    (or one too large for its decimal places); ``ValueError`` if the
-    shape does not match the columns.
+    out of range and ``Status.ERR_KEY_VALUE`` for a NaN input, an
+    infinite one in a rounded column (an ``EXACT`` column keeps it), or
+    one too large for its decimal places; ``ValueError`` if the shape does
+    not match the columns.
     """
     rows = np.ascontiguousarray(np.atleast_2d(np.asarray(values, dtype=np.float64)))
     if rows.ndim != 2 or rows.shape[1] != len(columns):

@@ -367,6 +367,27 @@ def test_bad_scale_or_tolerance_is_refused() -> None:
         one(CENTRE, xs, step(xs), Settings(tolerance=-1.0))
 
 
+@pytest.mark.parametrize("weights", [[1.0, np.nan, 0.0], [np.inf, -1.0, 0.0]])
+def test_conserved_weights_must_be_finite(weights: list[float]) -> None:
+    """A NaN or infinite weight would turn the conservation check off
+    (every comparison with NaN is false): refused."""
+    xs = cloud(CENTRE, 8, 0.05)
+    with pytest.raises(ValueError, match="conserved must be finite"):
+        one(CENTRE, xs, xs + 1.0, Settings(min_neighbours=4, conserved=[weights],
+                                           tolerance=1.0, radius=1.0))
+
+
+def test_no_queries_give_an_empty_prediction() -> None:
+    for slots in (0, 8):
+        empty = np.zeros((0, slots, 3))
+        p = predict_from(np.zeros((0, 3)), empty, empty, np.zeros(0, dtype=np.int64), PLAIN,
+                         Settings(tolerance=1.0))
+        assert p.values.shape == (0, 3) and p.check.shape == (0,)
+    with pytest.raises(ValueError, match="inputs must be"):
+        predict_from(np.zeros((2, 3)), np.zeros((2, 5, 2)), np.zeros((2, 5, 2)), [5, 5], PLAIN,
+                     Settings(tolerance=1.0))
+
+
 def test_verification_chooses_a_repeatable_fraction_and_sums_errors() -> None:
     none, every = Verification(0.0), Verification(1.0)
     assert not none.choose(100).any() and every.choose(100).all()
