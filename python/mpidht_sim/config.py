@@ -321,9 +321,17 @@ def load(path: Path | str | None = None, overrides: Mapping[str, Any] | None = N
     data: dict[str, Any] = {}
     try:
         if path is not None:
-            data = tomllib.loads(source.read_text())
+            if source.exists() and not source.is_file():
+                kind = "a directory" if source.is_dir() else "not a regular file"
+                raise ConfigError(f"config file {source} is {kind}")
+            data = tomllib.loads(source.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"config file {source} not found") from None
+    except OSError as e:
+        raise ConfigError(f"config file {source} cannot be read: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{source}: not UTF-8 text, as TOML must be ({e.reason} at "
+                          f"byte {e.start})") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{source}: not valid TOML: {e}") from None
     _known(data, "top level", SECTIONS)

@@ -54,3 +54,8 @@ def test_column_command(tmp_path_factory: pytest.TempPathFactory,
         assert {p.name for p in out.iterdir()} == {"column.md", "column.json", "column.png"}
     assert main(["--cells", "0"]) == 2
     assert main(["--set", "chemistry.database=nosuch.dat"]) == 2
+
+
+def test_column_refuses_bad_settings(tmp_path: Path) -> None:
+    """Exit status 2, before MPI work, for settings the column cannot use."""
+    assert main(["--config", str(tmp_path)]) == 2  # a folder

@@ -1,6 +1,7 @@
 """Simulator configuration: the defaults load, and every bad file or value
 is rejected with a message naming it, before any MPI work."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -116,6 +117,18 @@ def test_bad_files(tmp_path: Path) -> None:
     unknown.write_text("[geometry]\nnx = 3\n")
     with pytest.raises(ConfigError, match="unknown key.*geometry"):
         load(unknown)
+
+
+def test_config_not_a_text_file(tmp_path: Path) -> None:
+    """A folder, or a file that is not UTF-8, is refused naming the file
+    and why (not an IsADirectoryError or UnicodeDecodeError)."""
+    with pytest.raises(ConfigError, match=f"config file {re.escape(str(tmp_path))} is a "
+                                          "directory"):
+        load(tmp_path)
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"\x00\xff\xfe")
+    with pytest.raises(ConfigError, match="binary.toml: not UTF-8 text"):
+        load(binary)
 
 
 def test_cli_rejects_before_mpi(tmp_path: Path) -> None:
