@@ -170,10 +170,18 @@ def _flag(table: Mapping[str, Any], where: str, key: str) -> bool:
 
 
 def _path(table: Mapping[str, Any], where: str, key: str) -> Optional[Path]:
-    value = table.get(key, "")
-    if not isinstance(value, (str, Path)):
-        raise ConfigError(f"{where}.{key} must be a path (or \"\" for none), got {value!r}")
-    return Path(value) if str(value) else None
+    """A path, or None for an empty string."""
+    if table.get(key, "") == "":
+        return None
+    return _required_path(table, where, key, " (or \"\" for none)")
+
+
+def _required_path(table: Mapping[str, Any], where: str, key: str,
+                   alternative: str = "") -> Path:
+    value = table.get(key)
+    if not isinstance(value, (str, Path)) or value == "":
+        raise ConfigError(f"{where}.{key} must be a path{alternative}, got {value!r}")
+    return Path(value)
 
 
 def _known(table: Mapping[str, Any], section: str, allowed: tuple[str, ...]) -> None:
@@ -389,7 +397,7 @@ def _build(m: Mapping[str, Mapping[str, Any]], source: Path) -> Config:
         dht=_dht(m["dht"]),
         interp=_interp(m["interp"]),
         package_size=int(_number(r, "run", "package_size", integer=True, minimum=0)),
-        output_dir=Path(str(r.get("output_dir", "sim-output"))),
+        output_dir=_required_path(r, "run", "output_dir"),
         save_every=int(_number(r, "run", "save_every", integer=True, minimum=1)),
         overwrite=_flag(r, "run", "overwrite"),
         reference=_path(r, "run", "reference"),
