@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -184,6 +185,27 @@ def _required_path(table: Mapping[str, Any], where: str, key: str,
     return Path(value)
 
 
+def _physical_memory() -> Optional[int]:
+    """This machine's physical memory in bytes (None where unknown)."""
+    try:
+        pages, page = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+    return pages * page if pages > 0 and page > 0 else None
+
+
+def _memory(table: Mapping[str, Any], section: str) -> int:
+    """A table's memory_per_worker, at most this machine's physical memory:
+    the library refuses budgets that, summed over a node's processes,
+    exceed it, but only after MPI has started."""
+    memory = int(_number(table, section, "memory_per_worker", integer=True, minimum=4096))
+    physical = _physical_memory()
+    if physical is not None and memory > physical:
+        raise ConfigError(f"{section}.memory_per_worker must be at most the machine's "
+                          f"physical memory, {physical} bytes, got {memory}")
+    return memory
+
+
 def _known(table: Mapping[str, Any], section: str, allowed: tuple[str, ...]) -> None:
     unknown = sorted(set(table) - set(allowed))
     if unknown:
@@ -199,7 +221,7 @@ def _dht(table: Mapping[str, Any]) -> DhtConfig:
     protocol = table.get("protocol")
     if protocol not in ("coarse", "fine", "lockfree"):
         raise ConfigError(f"dht.protocol must be coarse, fine or lockfree, got {protocol!r}")
-    memory = _number(table, "dht", "memory_per_worker", integer=True, minimum=4096)
+    memory = _memory(table, "dht")
     rounding = table.get("rounding", "significant")
     if rounding not in ROUNDINGS:
         raise ConfigError(f"dht.rounding must be {' or '.join(ROUNDINGS)}, got {rounding!r}")
@@ -213,7 +235,7 @@ def _dht(table: Mapping[str, Any]) -> DhtConfig:
             raise ConfigError(f"dht.reset: {name!r} cannot be reset; only "
                               f"{' and '.join(RESETTABLE)} can (the amounts are conserved: "
                               "their changes are stored)")
-    return DhtConfig(enabled, str(protocol), int(memory), digits, log, floor, str(rounding),
+    return DhtConfig(enabled, str(protocol), memory, digits, log, floor, str(rounding),
                      _path(table, "dht", "restore"), dump, tuple(sorted(set(reset))))
 
 
@@ -264,8 +286,7 @@ def _interp(table: Mapping[str, Any]) -> InterpConfig:
     interp = InterpConfig(
         enabled=_flag(table, "interp", "enabled"),
         method=str(method),
-        memory_per_worker=int(_number(table, "interp", "memory_per_worker", integer=True,
-                                      minimum=4096)),
+        memory_per_worker=_memory(table, "interp"),
         digits=_digits(table, "interp", 1),
         slots=slots,
         min_neighbours=min_neighbours,

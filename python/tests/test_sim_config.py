@@ -1,6 +1,7 @@
 """Simulator configuration: the defaults load, and every bad file or value
 is rejected with a message naming it, before any MPI work."""
 
+import os
 import re
 import subprocess
 import sys
@@ -90,6 +91,20 @@ def test_impossible_digits(digits: int) -> None:
     table["pH"] = digits
     with pytest.raises(ConfigError, match="dht.digits.pH"):
         load(None, {"dht.digits": table})
+
+
+@pytest.mark.parametrize("section", ["dht", "interp"])
+def test_memory_at_most_physical(section: str) -> None:
+    """A table's memory is at most the machine's physical memory, which the
+    library would refuse only after MPI started; beyond 64 bits too."""
+    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    key = f"{section}.memory_per_worker"
+    cfg = load(None, {key: physical})
+    assert getattr(cfg, section).memory_per_worker == physical
+    for memory in (physical + 1, 1 << 62, (1 << 64) + 5):
+        with pytest.raises(ConfigError, match=f"{key} must be at most the machine's "
+                                              f"physical memory, {physical} bytes"):
+            load(None, {key: memory})
 
 
 def test_nested_overrides_set_one_entry() -> None:
