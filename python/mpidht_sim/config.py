@@ -45,6 +45,11 @@ RESETTABLE = ("pH", "pe")
 #: How the interpolating surrogate predicts (mpidht.interp.Method).
 METHODS = ("idw", "linear")
 ESTIMATES = ("leave-one-out", "standard-error")
+#: The most cells a grid may have: rank 0 holds the whole grid, and its
+#: flow solve (SciPy's direct sparse solver) took 2.3 GB and 29 s at
+#: 1000 x 1000, growing faster than the cell count (1.8 kB a cell at
+#: 300 x 300); PHREEQC takes about 10 CPU minutes per iteration there.
+MAX_CELLS = 1_000_000
 _WATER_KEYS = ("solution", "state", "charge_balance", "equilibrium")
 
 
@@ -386,6 +391,9 @@ def _build(m: Mapping[str, Mapping[str, Any]], source: Path) -> Config:
     ny = _number(g, "grid", "ny", integer=True, minimum=1, maximum=100_000)
     if nx * ny < 2:
         raise ConfigError("the grid needs at least 2 cells")
+    if nx * ny > MAX_CELLS:
+        raise ConfigError(f"grid.nx * grid.ny must be at most {MAX_CELLS} cells, "
+                          f"got {nx} x {ny} = {nx * ny}")
     fixed = _fixed(f.get("fixed_pressure"), nx, ny)
     database = c.get("database", "phreeqc.dat")
     if not isinstance(database, str) or not database:

@@ -93,6 +93,16 @@ def test_impossible_digits(digits: int) -> None:
         load(None, {"dht.digits": table})
 
 
+def test_grid_cells_bounded() -> None:
+    """At most 10^6 cells, refused before MPI (100 000 x 100 000 passed and
+    rank 0 ran out of memory while the other ranks waited)."""
+    assert load(None, {"grid.nx": 1000, "grid.ny": 1000}).nx == 1000
+    for nx, ny in ((1001, 1000), (100_000, 100_000)):
+        with pytest.raises(ConfigError, match=re.escape(
+                f"grid.nx * grid.ny must be at most 1000000 cells, got {nx} x {ny}")):
+            load(None, {"grid.nx": nx, "grid.ny": ny})
+
+
 @pytest.mark.parametrize("section", ["dht", "interp"])
 def test_memory_at_most_physical(section: str) -> None:
     """A table's memory is at most the machine's physical memory, which the
