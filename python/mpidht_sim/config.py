@@ -240,8 +240,15 @@ def _dht(table: Mapping[str, Any]) -> DhtConfig:
             raise ConfigError(f"dht.reset: {name!r} cannot be reset; only "
                               f"{' and '.join(RESETTABLE)} can (the amounts are conserved: "
                               "their changes are stored)")
+    restore = _path(table, "dht", "restore")
+    unused = [name for name, given in (("dht.restore (--warm-start)", restore is not None),
+                                       ("dht.dump (--save-dht)", dump)) if given]
+    if unused and not enabled:
+        raise ConfigError(f"dht.enabled = false (--no-dht) cannot go with "
+                          f"{' or '.join(unused)}: without the DHT there is nothing to "
+                          "load or save")
     return DhtConfig(enabled, str(protocol), memory, digits, log, floor, str(rounding),
-                     _path(table, "dht", "restore"), dump, tuple(sorted(set(reset))))
+                     restore, dump, tuple(sorted(set(reset))))
 
 
 def _digits(table: Mapping[str, Any], section: str, minimum: int) -> dict[str, int]:

@@ -195,6 +195,24 @@ def test_restore_needs_matching_settings(tmp_path: Path) -> None:
         load(None, {"dht.restore": 3})
 
 
+def test_no_dht_refuses_warm_start_and_save(tmp_path: Path) -> None:
+    """Without the DHT there is nothing to load or save: dht.restore and
+    dht.dump are refused rather than ignored, from TOML and the command
+    line alike."""
+    from mpidht_sim.cli import build_config, parse_args
+
+    off = "dht.enabled = false (--no-dht) cannot go with "
+    with pytest.raises(ConfigError, match=re.escape(off + "dht.restore (--warm-start)")):
+        load(None, {"dht.enabled": False, "dht.restore": str(tmp_path / "dht.mpidht")})
+    with pytest.raises(ConfigError, match=re.escape(off + "dht.dump (--save-dht)")):
+        load(None, {"dht.enabled": False, "dht.dump": True})
+    with pytest.raises(ConfigError, match=re.escape(
+            off + "dht.restore (--warm-start) or dht.dump (--save-dht)")):
+        build_config(parse_args(["--no-dht", "--warm-start", "/nonexistent/dht.mpidht",
+                                 "--save-dht"]))
+    assert not load(None, {"dht.enabled": False, "dht.restore": ""}).dht.enabled
+
+
 def test_cli_set_takes_toml_values() -> None:
     """--set accepts inline tables (per-variable digits), numbers, bools and
     bare words."""
