@@ -9,7 +9,10 @@ under mpiexec the simulator runs with its workers):
 The column has ``cells`` reacting cells at Courant number 1: the flow is
 set so that one time step moves exactly one pore volume, and the DHT is
 off. Both sides take the waters, the kinetics and the database from the
-configuration (default: SimDol2D's).
+configuration (default: SimDol2D's). ``--set`` may change those, not what
+the column sets itself (grid.nx, grid.ny, time.time_step, time.iterations,
+run.save_every, run.package_size, flow.fixed_pressure, dht.enabled,
+dht.restore, dht.dump): such a key is refused.
 
 How the ends match:
 
@@ -63,6 +66,18 @@ Array = npt.NDArray[np.float64]
 #: PHREEQC's selected-output columns, in the order of VARIABLES.
 _COLUMNS = ("C(mol/kgw)", "Ca(mol/kgw)", "Cl(mol/kgw)", "Mg(mol/kgw)", "pH", "pe",
             "k_Calcite", "k_Dolomite")
+#: The settings the column sets itself, and why: a --set of one (or of an
+#: entry of one) is refused, not dropped.
+_SETS = {"grid.nx": "it is one cell wide",
+         "grid.ny": "set by --cells (and the two fixed cells)",
+         "time.time_step": "set by --time-step",
+         "time.iterations": "set by --steps",
+         "run.save_every": "every step is compared",
+         "run.package_size": "set from --cells",
+         "flow.fixed_pressure": "its ends are set for Courant number 1",
+         "dht.enabled": "it runs without the DHT",
+         "dht.restore": "it runs without the DHT",
+         "dht.dump": "it runs without the DHT"}
 
 
 @dataclass(frozen=True)
@@ -79,6 +94,10 @@ def column_config(cells: int, steps: int, time_step: float, path: Optional[Path]
                   overrides: Optional[dict[str, Any]] = None) -> Config:
     """A 1 x (cells + 2) column at Courant number 1: an injecting fixed cell,
     ``cells`` reacting cells, an outlet fixed cell; DHT off."""
+    for key in overrides or {}:
+        for own, why in _SETS.items():
+            if key == own or key.startswith(own + "."):
+                raise ConfigError(f"cannot override {key!r} for the column: {why}")
     base = load(path, overrides)
     faces = cells + 1  # between the two fixed cells, all in series
     pore_volume = base.cell_size ** 2 * base.porosity
@@ -90,6 +109,7 @@ def column_config(cells: int, steps: int, time_step: float, path: Optional[Path]
         **(overrides or {}),
         "grid.nx": 1, "grid.ny": cells + 2, "time.time_step": time_step,
         "time.iterations": steps, "run.save_every": 1, "dht.enabled": False,
+        "dht.restore": "", "dht.dump": False,
         "run.package_size": max(1, min(cells, 64)),
         "flow.fixed_pressure": [{"cell": [0, 0], "pressure": outlet + dp, "water": "injected"},
                                 {"cell": [0, -1], "pressure": outlet}],

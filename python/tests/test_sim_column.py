@@ -11,6 +11,7 @@ from mpi4py import MPI
 
 from mpidht_sim.column import column_config, main, validate_column
 from mpidht_sim.driver import run
+from mpidht_sim.errors import ConfigError
 from mpidht_sim.measure import compare
 from mpidht_sim.variables import VARIABLES
 
@@ -56,6 +57,30 @@ def test_column_command(tmp_path_factory: pytest.TempPathFactory,
     assert main(["--set", "chemistry.database=nosuch.dat"]) == 2
 
 
-def test_column_refuses_bad_settings(tmp_path: Path) -> None:
-    """Exit status 2, before MPI work, for settings the column cannot use."""
+def test_column_refuses_bad_settings(tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit status 2, before MPI work, for settings the column cannot use:
+    a --set of a key the column sets itself (it was dropped silently)."""
     assert main(["--config", str(tmp_path)]) == 2  # a folder
+    short = ["--cells", "2", "--steps", "2", "--out", str(tmp_path / "out")]
+    assert main(short + ["--set", "grid.nx=20"]) == 2
+    assert main(short + ["--set", "time.iterations=7"]) == 2
+    err = capsys.readouterr().err
+    if MPI.COMM_WORLD.Get_rank() == 0:  # the one that prints
+        assert "cannot override 'grid.nx' for the column: it is one cell wide" in err
+        assert "cannot override 'time.iterations' for the column: set by --steps" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_column_config_sets_its_keys(tmp_path: Path) -> None:
+    """The column runs without the DHT: a configuration that saves or loads
+    one still runs the column; overrides of the column's own keys are
+    refused."""
+    saving = tmp_path / "saving.toml"
+    saving.write_text("[dht]\ndump = true\n")
+    cfg = column_config(2, 2, 1000.0, saving)
+    assert not cfg.dht.enabled and not cfg.dht.dump and cfg.dht.restore is None
+    assert column_config(2, 2, 1000.0, None, {"dht.digits.C": 3}).dht.digits["C"] == 3
+    for key, value in (("grid.ny", 5), ("dht.enabled", True), ("flow.fixed_pressure", [])):
+        with pytest.raises(ConfigError, match=f"cannot override '{key}' for the column"):
+            column_config(2, 2, 1000.0, None, {key: value})
