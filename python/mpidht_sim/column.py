@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -233,9 +234,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--tolerance", type=float, default=1e-3,
                         help="exit 1 if the worst max difference exceeds this (default 1e-3)")
     args = parser.parse_args(argv)
+    problem = None
     if args.cells < 1 or args.steps < 1 or not args.time_step > 0:
-        print("mpidht_sim.column: --cells and --steps must be at least 1 and --time-step "
-              "positive", file=sys.stderr)
+        problem = "--cells and --steps must be at least 1 and --time-step positive"
+    elif not (args.tolerance > 0 and math.isfinite(args.tolerance)):
+        problem = f"--tolerance must be positive and finite, got {args.tolerance!r}"
+    if problem is not None:
+        if launcher_rank() == 0:  # every rank found it; one says so
+            print(f"mpidht_sim.column: {problem}", file=sys.stderr)
         return 2
     try:
         overrides = parse_overrides(args.set)

@@ -60,15 +60,20 @@ def test_column_command(tmp_path_factory: pytest.TempPathFactory,
 def test_column_refuses_bad_settings(tmp_path: Path,
                                      capsys: pytest.CaptureFixture[str]) -> None:
     """Exit status 2, before MPI work, for settings the column cannot use:
-    a --set of a key the column sets itself (it was dropped silently)."""
+    a --set of a key the column sets itself (it was dropped silently) and
+    a tolerance no comparison can be checked against."""
     assert main(["--config", str(tmp_path)]) == 2  # a folder
     short = ["--cells", "2", "--steps", "2", "--out", str(tmp_path / "out")]
     assert main(short + ["--set", "grid.nx=20"]) == 2
     assert main(short + ["--set", "time.iterations=7"]) == 2
+    assert main(short + ["--tolerance", "-1"]) == 2
+    assert main(short + ["--tolerance", "nan"]) == 2
     err = capsys.readouterr().err
     if MPI.COMM_WORLD.Get_rank() == 0:  # the one that prints
         assert "cannot override 'grid.nx' for the column: it is one cell wide" in err
         assert "cannot override 'time.iterations' for the column: set by --steps" in err
+        assert "--tolerance must be positive and finite, got -1.0" in err
+        assert "--tolerance must be positive and finite, got nan" in err
     assert not (tmp_path / "out").exists()
 
 
