@@ -163,15 +163,30 @@ def compare(run: dict[int, Array], reference: dict[int, Array]) -> Comparison:
     return Comparison({it: terms(run[it], reference[it]) for it in common})
 
 
+def field_file(iteration: int, kind: str) -> str:
+    """The name of the file a run saves its fields of an iteration in:
+    fields_NNNNN.npz (kind "npz") or .vtu (kind "vtu")."""
+    return f"fields_{iteration:05d}.{kind}"
+
+
+def field_files(folder: Path, kind: str) -> dict[int, Path]:
+    """The files in folder named as a run names its saved fields of kind
+    (``field_file``, exactly: fields_mine.npz or fields_1.npz is not one),
+    by iteration."""
+    found = {}
+    for path in folder.glob(f"fields_*.{kind}"):
+        match = re.fullmatch(rf"fields_([0-9]+)\.{re.escape(kind)}", path.name)
+        if match and path.name == field_file(int(match.group(1)), kind):
+            found[int(match.group(1))] = path
+    return found
+
+
 def load_fields(folder: Path) -> dict[int, Array]:
     """The fields_NNNNN.npz a run saved, by iteration, as (cells, variables)."""
     fields = {}
-    for path in folder.glob("fields_*.npz"):
-        match = re.fullmatch(r"fields_(\d+)\.npz", path.name)
-        if match:
-            with np.load(path) as data:
-                fields[int(match.group(1))] = np.column_stack(
-                    [data[v].ravel() for v in VARIABLES])
+    for it, path in field_files(folder, "npz").items():
+        with np.load(path) as data:
+            fields[it] = np.column_stack([data[v].ravel() for v in VARIABLES])
     return fields
 
 

@@ -25,21 +25,27 @@ from .checkpoint import DHT_FILE, settings_path
 from .config import Config
 from .driver import CHECKS, RunResult
 from .errors import ConfigError
-from .measure import compare, load_fields
+from .measure import compare, field_file, field_files, load_fields
 from .surrogate import variable_scales
 from .variables import AMOUNTS, VARIABLES
 
 
-#: The files of an earlier run in an output folder (glob patterns).
-OUTPUTS = ("summary.json", "waters.json", "maps.png", "iterations.png", "fields_*.npz",
-           "fields_*.vtu", "fields.pvd", DHT_FILE, DHT_FILE + ".json")
+#: The files of an earlier run in an output folder, besides its fields
+#: (``measure.field_file``).
+OUTPUTS = ("summary.json", "waters.json", "maps.png", "iterations.png", "fields.pvd",
+           DHT_FILE, DHT_FILE + ".json")
+#: The kinds of field files a run saves.
+FIELD_KINDS = ("npz", "vtu")
 
 
 def earlier_outputs(folder: Path) -> list[Path]:
-    """The outputs of an earlier run in folder, sorted."""
+    """The outputs of an earlier run in folder, sorted: only names a run
+    writes (fields_NNNNN.npz, not fields_mine.npz)."""
     if not folder.is_dir():
         return []
-    return sorted({p for pattern in OUTPUTS for p in folder.glob(pattern) if p.is_file()})
+    named = [folder / name for name in OUTPUTS]
+    named += [p for kind in FIELD_KINDS for p in field_files(folder, kind).values()]
+    return sorted(p for p in named if p.is_file())
 
 
 def check_folders(cfg: Config) -> None:
@@ -57,8 +63,9 @@ def check_folders(cfg: Config) -> None:
                           "choose another folder, or pass --overwrite (run.overwrite = true) "
                           "to replace them")
     ref = cfg.reference
-    if ref is not None and not list(ref.glob("fields_*.npz")):
-        raise ConfigError(f"run.reference: {ref} holds no saved fields (fields_*.npz) of a run")
+    if ref is not None and not field_files(ref, "npz"):
+        raise ConfigError(f"run.reference: {ref} holds no saved fields (fields_NNNNN.npz) "
+                          "of a run")
 
 
 def start(cfg: Config) -> None:
@@ -103,14 +110,13 @@ def write_field(cfg: Config, out_dir: Path, it: int, state: Any) -> None:
     points, quads = _mesh(cfg)
     fields: dict[str, Any] = {v: state[:, j].reshape(cfg.ny, cfg.nx)
                               for j, v in enumerate(VARIABLES)}
-    np.savez_compressed(out_dir / f"fields_{it:05d}.npz", **fields)
+    np.savez_compressed(out_dir / field_file(it, "npz"), **fields)
     mesh = meshio.Mesh(points, [("quad", quads)],
                        cell_data={v: [state[:, j]] for j, v in enumerate(VARIABLES)})
-    mesh.write(out_dir / f"fields_{it:05d}.vtu")
-    steps = sorted(int(p.stem.split("_")[1]) for p in out_dir.glob("fields_*.vtu"))
+    mesh.write(out_dir / field_file(it, "vtu"))
     datasets = "\n".join(
-        f'    <DataSet timestep="{i * cfg.time_step!r}" part="0" file="fields_{i:05d}.vtu"/>'
-        for i in steps)
+        f'    <DataSet timestep="{i * cfg.time_step!r}" part="0" file="{field_file(i, "vtu")}"/>'
+        for i in sorted(field_files(out_dir, "vtu")))
     (out_dir / "fields.pvd").write_text(
         '<?xml version="1.0"?>\n<VTKFile type="Collection" version="0.1">\n'
         f"  <Collection>\n{datasets}\n  </Collection>\n</VTKFile>\n")
@@ -119,7 +125,7 @@ def write_field(cfg: Config, out_dir: Path, it: int, state: Any) -> None:
 def write_fields(result: RunResult, cfg: Config, out_dir: Path) -> None:
     """Writes the saved iterations not written yet (``write_field``)."""
     for it, state in result.saved.items():
-        if not (out_dir / f"fields_{it:05d}.vtu").is_file():
+        if not (out_dir / field_file(it, "vtu")).is_file():
             write_field(cfg, out_dir, it, state)
 
 

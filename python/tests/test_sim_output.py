@@ -14,7 +14,8 @@ from mpi4py import MPI
 
 from mpidht_sim.cli import main, progress_reporter
 from mpidht_sim.config import ConfigError, load
-from mpidht_sim.driver import run
+from mpidht_sim.driver import initial_state, run
+from mpidht_sim.measure import load_fields
 from mpidht_sim.output import check_folders, start, write_field, write_fields
 
 
@@ -41,6 +42,30 @@ def test_earlier_outputs_refused_or_replaced(tmp_path: Path) -> None:
         check_folders(load(None, {"run.output_dir": str(out / "x.txt")}))
     with pytest.raises(ConfigError, match="run.reference: .* holds no saved fields"):
         check_folders(load(None, {"run.reference": str(tmp_path)}))
+
+
+def test_overwrite_removes_only_what_a_run_writes(tmp_path: Path) -> None:
+    """Files named like fields but not as a run names them (fields_mine.npz,
+    fields_1.npz, six digits) are not an earlier run's outputs: not
+    refused, not removed, not read as fields, not in fields.pvd."""
+    out = tmp_path / "run"
+    out.mkdir()
+    mine = ["fields_mine.npz", "fields_mine.vtu", "fields_1.npz", "fields_000002.vtu"]
+    for name in mine:
+        (out / name).write_text("mine")
+    settings = {"grid.nx": 4, "grid.ny": 4, "run.output_dir": str(out)}
+    cfg = load(None, settings)
+    check_folders(cfg)  # nothing of a run's
+    (out / "fields_00003.npz").write_text("old")
+    with pytest.raises(ConfigError, match=r"earlier run's outputs \(fields_00003.npz\)"):
+        check_folders(cfg)
+    cfg = load(None, {**settings, "run.overwrite": True})
+    start(cfg)
+    assert sorted(p.name for p in out.iterdir()) == sorted(mine + ["waters.json"])
+    write_field(cfg, out, 4, initial_state(cfg))
+    pvd = (out / "fields.pvd").read_text()
+    assert pvd.count("<DataSet ") == 1 and 'file="fields_00004.vtu"' in pvd
+    assert sorted(load_fields(out)) == [4]
 
 
 def test_progress_lines_when_not_a_terminal() -> None:
