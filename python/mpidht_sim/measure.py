@@ -26,6 +26,8 @@ import json
 import math
 import re
 import sys
+import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -182,11 +184,24 @@ def field_files(folder: Path, kind: str) -> dict[int, Path]:
 
 
 def load_fields(folder: Path) -> dict[int, Array]:
-    """The fields_NNNNN.npz a run saved, by iteration, as (cells, variables)."""
+    """The fields_NNNNN.npz a run saved, by iteration, as (cells, variables);
+    raises ValueError naming a file that cannot be read as such (not an
+    .npz, truncated, a variable missing or not numbers, variables of
+    different sizes)."""
     fields = {}
     for it, path in field_files(folder, "npz").items():
-        with np.load(path) as data:
-            fields[it] = np.column_stack([data[v].ravel() for v in VARIABLES])
+        try:
+            data = np.load(path)
+            if not isinstance(data, np.lib.npyio.NpzFile):
+                raise ValueError("one array, not an .npz archive of variables")
+            with data:
+                missing = [v for v in VARIABLES if v not in data.files]
+                if missing:
+                    raise ValueError(f"it lacks {', '.join(missing)}")
+                fields[it] = np.column_stack(
+                    [np.asarray(data[v], dtype=np.float64).ravel() for v in VARIABLES])
+        except (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error) as e:
+            raise ValueError(f"{path} cannot be read as a run's saved fields: {e}") from None
     return fields
 
 

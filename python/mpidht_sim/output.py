@@ -51,8 +51,9 @@ def earlier_outputs(folder: Path) -> list[Path]:
 def check_folders(cfg: Config) -> None:
     """Raises ConfigError if the output folder holds an earlier run's
     outputs and run.overwrite is not set, or if run.reference is not a
-    run's output folder. Reads only; one process calls it and shares the
-    verdict, since that process then writes there (``start``)."""
+    run's output folder (no saved fields, or one that cannot be read).
+    Reads only; one process calls it and shares the verdict, since that
+    process then writes there (``start``)."""
     out = cfg.output_dir
     if out.exists() and not out.is_dir():
         raise ConfigError(f"run.output_dir: {out} is not a folder")
@@ -63,7 +64,13 @@ def check_folders(cfg: Config) -> None:
                           "choose another folder, or pass --overwrite (run.overwrite = true) "
                           "to replace them")
     ref = cfg.reference
-    if ref is not None and not field_files(ref, "npz"):
+    if ref is None:
+        return
+    try:
+        saved = load_fields(ref)  # all of them: one that cannot be read is found now
+    except ValueError as e:
+        raise ConfigError(f"run.reference: {e}") from None
+    if not saved:
         raise ConfigError(f"run.reference: {ref} holds no saved fields (fields_NNNNN.npz) "
                           "of a run")
 
@@ -251,7 +258,9 @@ def verified_errors(result: RunResult, cfg: Config) -> Optional[dict[str, Any]]:
 
 
 def against_reference(result: RunResult, cfg: Config) -> Optional[dict[str, Any]]:
-    """The errors against run.reference and the speedups over it."""
+    """The errors against run.reference and the speedups over it; where
+    they cannot be computed (no common iteration, other grids, a field that
+    cannot be read), errors is None and problem says why."""
     if cfg.reference is None:
         return None
     out: dict[str, Any] = {"folder": str(cfg.reference)}

@@ -1,8 +1,10 @@
 """Error measures: per variable terms, Eq. (2) as the paper defines it, and
 a headline that one exact variable cannot hide."""
 
+import io
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +102,31 @@ def test_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     save(tmp_path / "other", {5: fields(rng, 12)}, shape=(3, 4))
     assert main([str(tmp_path / "run"), str(tmp_path / "other")]) == 2
     assert "cannot be compared" in capsys.readouterr().err
+
+
+def test_fields_that_cannot_be_read_are_named(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A saved field that lacks a variable, is cut short or is no .npz
+    archive raises ValueError naming the file; the command says so and
+    exits with 2."""
+    rng = np.random.default_rng(4)
+    save(tmp_path / "run", {2: fields(rng, 30)})
+    whole = (tmp_path / "run" / "fields_00002.npz").read_bytes()
+    lacks, array = io.BytesIO(), io.BytesIO()
+    np.savez(lacks, C=np.zeros((5, 6)))
+    np.save(array, np.zeros(3))
+    broken = {"lacks": lacks.getvalue(), "cut": whole[:200], "empty": b"",
+              "array": array.getvalue()}
+    for name, content in broken.items():
+        (tmp_path / name).mkdir()
+        path = tmp_path / name / "fields_00002.npz"
+        path.write_bytes(content)
+        with pytest.raises(ValueError, match=re.escape(f"{path} cannot be read as a run's")):
+            load_fields(tmp_path / name)
+        assert main([str(tmp_path / "run"), str(tmp_path / name)]) == 2
+        assert str(path) in capsys.readouterr().err
+    with pytest.raises(ValueError, match="lacks Ca, Cl, Mg, pH, pe, calcite, dolomite"):
+        load_fields(tmp_path / "lacks")
 
 
 def test_log_verdict_counts_ties_and_never_calls_a_tie_a_win() -> None:

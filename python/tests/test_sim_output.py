@@ -4,6 +4,7 @@ errors against a reference run, readable progress in a log."""
 
 import io
 import json
+import re
 from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
@@ -16,7 +17,7 @@ from mpidht_sim.cli import main, progress_reporter
 from mpidht_sim.config import ConfigError, load
 from mpidht_sim.driver import initial_state, run
 from mpidht_sim.measure import load_fields
-from mpidht_sim.output import check_folders, start, write_field, write_fields
+from mpidht_sim.output import check_folders, finish, start, write_field, write_fields
 
 
 def test_earlier_outputs_refused_or_replaced(tmp_path: Path) -> None:
@@ -66,6 +67,26 @@ def test_overwrite_removes_only_what_a_run_writes(tmp_path: Path) -> None:
     pvd = (out / "fields.pvd").read_text()
     assert pvd.count("<DataSet ") == 1 and 'file="fields_00004.vtu"' in pvd
     assert sorted(load_fields(out)) == [4]
+
+
+def test_reference_that_cannot_be_read(tmp_path: Path) -> None:
+    """A reference whose saved field cannot be read is refused before the
+    run, naming the file; one that breaks during the run is reported as not
+    compared, and summary.json is written all the same."""
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    broken = ref / "fields_00002.npz"
+    broken.write_bytes(b"")
+    cfg = load(None, {"grid.nx": 4, "grid.ny": 4, "time.iterations": 2,
+                      "interp.enabled": False, "run.output_dir": str(tmp_path / "run"),
+                      "run.reference": str(ref)})
+    with pytest.raises(ConfigError, match=re.escape(f"run.reference: {broken} cannot be")):
+        check_folders(cfg)
+    lines = finish(run(cfg, MPI.COMM_SELF), cfg, {}, plots=False)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["reference"]["errors"] is None
+    assert str(broken) in summary["reference"]["problem"]
+    assert any(line.startswith(f"against {ref}: not compared: {broken}") for line in lines)
 
 
 def test_progress_lines_when_not_a_terminal() -> None:
