@@ -51,10 +51,15 @@ def earlier_outputs(folder: Path) -> list[Path]:
 def check_folders(cfg: Config) -> None:
     """Raises ConfigError if the output folder holds an earlier run's
     outputs and run.overwrite is not set, or if run.reference is not a
-    run's output folder (no saved fields, or one that cannot be read).
-    Reads only; one process calls it and shares the verdict, since that
-    process then writes there (``start``)."""
-    out = cfg.output_dir
+    run's output folder (no saved fields, or one that cannot be read) or
+    is the output folder itself. Reads only; one process calls it and
+    shares the verdict, since that process then writes there (``start``)."""
+    out, ref = cfg.output_dir, cfg.reference
+    # The run replaces the fields there (only a run's own files are
+    # removed, none in a subfolder): it would be compared with itself.
+    if ref is not None and ref.resolve() == out.resolve():
+        raise ConfigError(f"run.reference: {ref} is the output folder (run.output_dir: {out}), "
+                          "whose fields this run replaces; choose another output folder")
     if out.exists() and not out.is_dir():
         raise ConfigError(f"run.output_dir: {out} is not a folder")
     stale = earlier_outputs(out)
@@ -63,7 +68,6 @@ def check_folders(cfg: Config) -> None:
         raise ConfigError(f"run.output_dir: {out} holds an earlier run's outputs ({names}); "
                           "choose another folder, or pass --overwrite (run.overwrite = true) "
                           "to replace them")
-    ref = cfg.reference
     if ref is None:
         return
     try:

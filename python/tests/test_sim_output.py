@@ -69,6 +69,28 @@ def test_overwrite_removes_only_what_a_run_writes(tmp_path: Path) -> None:
     assert sorted(load_fields(out)) == [4]
 
 
+def test_reference_is_not_the_output_folder(tmp_path: Path) -> None:
+    """A reference that is the output folder (by any path) is refused, with
+    --overwrite too, which would remove its fields; one in a subfolder of
+    the output folder is not touched by the run, and is accepted."""
+    out = tmp_path / "run"
+    out.mkdir()
+    tiny = load(None, {"grid.nx": 4, "grid.ny": 4})
+    write_field(tiny, out, 2, initial_state(tiny))
+    (tmp_path / "link").symlink_to(out)
+    for ref in (out, tmp_path / "link", out / "." / ".." / "run"):
+        for overwrite in (True, False):
+            cfg = load(None, {"run.output_dir": str(out), "run.reference": str(ref),
+                              "run.overwrite": overwrite})
+            with pytest.raises(ConfigError, match=re.escape(
+                    f"run.reference: {ref} is the output folder (run.output_dir: {out})")):
+                check_folders(cfg)
+    (out / "ref").mkdir()
+    (out / "fields_00002.npz").rename(out / "ref" / "fields_00002.npz")
+    check_folders(load(None, {"run.output_dir": str(out), "run.reference": str(out / "ref"),
+                              "run.overwrite": True}))
+
+
 def test_reference_that_cannot_be_read(tmp_path: Path) -> None:
     """A reference whose saved field cannot be read is refused before the
     run, naming the file; one that breaks during the run is reported as not
