@@ -13,6 +13,7 @@ stale field can be mistaken for this run's."""
 from __future__ import annotations
 
 import json
+import os
 import platform
 from importlib import metadata
 from pathlib import Path
@@ -49,7 +50,8 @@ def earlier_outputs(folder: Path) -> list[Path]:
 
 
 def check_folders(cfg: Config) -> None:
-    """Raises ConfigError if the output folder holds an earlier run's
+    """Raises ConfigError if the output folder cannot be made or written
+    in (a file on its path, no permission), if it holds an earlier run's
     outputs and run.overwrite is not set, or if run.reference is not a
     run's output folder (no saved fields, or one that cannot be read) or
     is the output folder itself. Reads only; one process calls it and
@@ -60,8 +62,18 @@ def check_folders(cfg: Config) -> None:
     if ref is not None and ref.resolve() == out.resolve():
         raise ConfigError(f"run.reference: {ref} is the output folder (run.output_dir: {out}), "
                           "whose fields this run replaces; choose another output folder")
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"run.output_dir: {out} is not a folder")
+    # The output folder, or the nearest folder above it that exists (where
+    # start makes it), must be a folder this process may write in.
+    try:
+        nearest = next((p for p in (out, *out.parents) if p.exists()), out)
+    except OSError as e:
+        raise ConfigError(f"run.output_dir: {out} cannot be made: {e}") from None
+    where = f"run.output_dir: {out}" + ("" if nearest == out else
+                                        f" cannot be made: {nearest}")
+    if not nearest.is_dir():
+        raise ConfigError(f"{where} is not a folder")
+    if not os.access(nearest, os.W_OK | os.X_OK):
+        raise ConfigError(f"{where} is a folder this process may not write in")
     stale = earlier_outputs(out)
     if stale and not cfg.overwrite:
         names = ", ".join(p.name for p in stale[:4]) + (", ..." if len(stale) > 4 else "")

@@ -45,6 +45,17 @@ def test_earlier_outputs_refused_or_replaced(tmp_path: Path) -> None:
         check_folders(load(None, {"run.reference": str(tmp_path)}))
 
 
+def test_output_folder_that_cannot_be_made(tmp_path: Path) -> None:
+    """An output folder below a file is refused before anything is
+    written, naming run.output_dir and the file."""
+    (tmp_path / "afile").write_text("mine")
+    for out in (tmp_path / "afile" / "sub", tmp_path / "afile" / "sub" / "deeper"):
+        with pytest.raises(ConfigError, match=re.escape(
+                f"run.output_dir: {out} cannot be made: {tmp_path / 'afile'} is not a folder")):
+            check_folders(load(None, {"run.output_dir": str(out)}))
+    assert [p.name for p in tmp_path.iterdir()] == ["afile"]
+
+
 def test_overwrite_removes_only_what_a_run_writes(tmp_path: Path) -> None:
     """Files named like fields but not as a run names them (fields_mine.npz,
     fields_1.npz, six digits) are not an earlier run's outputs: not
