@@ -16,6 +16,7 @@ from .config import DEFAULT_CONFIG, ConfigError, Config, load
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
+    from mpi4py import MPI
 
 #: Where MPI launchers put a process's rank before MPI starts (Open MPI,
 #: PMIx, MPICH's Hydra); arguments are parsed before MPI starts.
@@ -171,10 +172,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     from mpi4py import MPI
 
+    comm = MPI.COMM_WORLD
+    try:
+        return _simulate(args, cfg, comm)
+    except Exception as e:  # on any process: none may be left waiting for it
+        print(f"mpidht_sim: rank {comm.Get_rank()}: {type(e).__name__}: {e}",
+              file=sys.stderr, flush=True)
+        if comm.Get_size() > 1:
+            comm.Abort(1)
+        return 1
+
+
+def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm") -> int:
+    """main's run of a checked configuration, collective over comm; its
+    exit status. An exception on one process would leave the others
+    waiting: main ends the whole job on one."""
     from .driver import run, run_package_size, worker_count
     from .output import check_folders, finish, start, write_field
 
-    comm = MPI.COMM_WORLD
     rank = comm.Get_rank()
     # The folders are checked by one process, which then writes into them:
     # every process gets the same verdict, before anything is written.
@@ -204,13 +219,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     close: Callable[[], None] = lambda: None
     if rank == 0 and not args.quiet:
         progress, close = progress_reporter(cfg.iterations, sys.stderr)
-    try:
-        result = run(cfg, comm, progress,
-                     partial(write_field, cfg, cfg.output_dir) if rank == 0 else None)
-    except Exception as e:  # a worker or PHREEQC failed: stop every rank
-        print(f"mpidht_sim: rank {rank}: {type(e).__name__}: {e}", file=sys.stderr)
-        comm.Abort(1)
-        return 1
+    result = run(cfg, comm, progress,
+                 partial(write_field, cfg, cfg.output_dir) if rank == 0 else None)
     close()
     if rank != 0:
         return 0

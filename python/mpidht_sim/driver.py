@@ -425,19 +425,19 @@ def _dispatch(comm: MPI.Intracomm, local: Optional[ChemistryWorker], state: Arra
 def _worker(cfg: Config, comm: MPI.Intracomm, worker_comm: MPI.Comm) -> None:
     chem = ChemistryWorker(cfg, worker_comm)
     status = MPI.Status()
-    try:
-        while True:
-            msg = comm.recv(source=0, tag=MPI.ANY_TAG, status=status)
-            if status.Get_tag() == TAG_STOP:
-                break
-            if status.Get_tag() == TAG_DUMP:
-                chem.dump(Path(msg))
-                comm.send(None, dest=0, tag=TAG_RESULT)
-                continue
-            k, states, dt = msg
-            out, counts = chem.react(states, dt)
-            comm.send((k, out, counts), dest=0, tag=TAG_RESULT)
-        comm.send(chem.end(), dest=0, tag=TAG_RESULT)
-    finally:
-        worker_comm.Barrier()  # no worker frees the table while another reads
-        chem.close()
+    while True:
+        msg = comm.recv(source=0, tag=MPI.ANY_TAG, status=status)
+        if status.Get_tag() == TAG_STOP:
+            break
+        if status.Get_tag() == TAG_DUMP:
+            chem.dump(Path(msg))
+            comm.send(None, dest=0, tag=TAG_RESULT)
+            continue
+        k, states, dt = msg
+        out, counts = chem.react(states, dt)
+        comm.send((k, out, counts), dest=0, tag=TAG_RESULT)
+    comm.send(chem.end(), dest=0, tag=TAG_RESULT)
+    # Not after an exception: the other workers are not here (they wait
+    # for the master, which waits for this one); the caller ends the job.
+    worker_comm.Barrier()  # no worker frees the table while another reads
+    chem.close()

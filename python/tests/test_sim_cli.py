@@ -1,11 +1,14 @@
 """The command lines under a launcher: help, version, usage and
 configuration errors are printed once (by rank 0), every rank exits
 alike; --version names the version; validate and column take --output as
-well as --out."""
+well as --out; an exception on one process of a run ends the job."""
 
 import os
+import shutil
+import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -45,6 +48,67 @@ def test_configuration_error_on_rank_zero_only(module: str) -> None:
     assert zero.returncode == other.returncode == 2
     assert "configuration error" in zero.stderr and "no_such_key" in zero.stderr
     assert other.stderr == ""
+
+
+#: The simulator with one failing process, after the checks: rank 0 in
+#: start (argument "start"), or the last worker in its first package.
+FAILING = """
+import sys
+from mpi4py import MPI
+import mpidht_sim.driver, mpidht_sim.output
+
+def fail(*args):
+    raise RuntimeError("failed on purpose")
+
+if sys.argv[1] == "start":
+    mpidht_sim.output.start = fail
+elif MPI.COMM_WORLD.Get_rank() == MPI.COMM_WORLD.Get_size() - 1:
+    mpidht_sim.driver.ChemistryWorker.react = fail
+from mpidht_sim.cli import main
+raise SystemExit(main(sys.argv[2:]))
+"""
+
+
+def launcher() -> list[str]:
+    """The mpiexec of the MPI that mpi4py runs on, for a job of its own."""
+    from mpi4py import MPI
+
+    openmpi = MPI.Get_library_version().startswith("Open MPI")
+    name = "mpiexec.openmpi" if openmpi else "mpiexec.mpich"
+    path = shutil.which(name) or shutil.which("mpiexec")
+    if path is None:
+        pytest.skip(f"neither {name} nor mpiexec is installed")
+    return [path, "--oversubscribe"] if openmpi else [path]
+
+
+@pytest.mark.parametrize("where, processes", [("start", 2), ("react", 3)])
+def test_failure_on_one_rank_ends_the_job(where: str, processes: int,
+                                          tmp_path: Path) -> None:
+    """An exception on one process after the checks ends the whole job,
+    saying where and why; the other processes were left waiting for ever.
+    A job of its own, started by rank 0 of the tests."""
+    from mpi4py import MPI
+
+    if MPI.COMM_WORLD.Get_rank() != 0:
+        return
+    # Not this job's launcher variables: the job is a new one.
+    env = {k: v for k, v in os.environ.items()
+           if k.startswith(("PATH", "PYTHON", "VIRTUAL_ENV", "HOME", "LD_", "MPI4PY_",
+                            "OMPI_ALLOW_RUN_AS_ROOT"))}
+    command = [*launcher(), "-n", str(processes), sys.executable, "-c", FAILING, where,
+               "--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "2", "--quiet",
+               "--output", str(tmp_path / "out")]
+    job = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, start_new_session=True)
+    try:
+        _, err = job.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.communicate()
+        pytest.fail("the job still ran after 120 s: a process waited for the failed one")
+    assert job.returncode != 0
+    rank = 0 if where == "start" else processes - 1
+    assert f"mpidht_sim: rank {rank}: RuntimeError: failed on purpose" in err
 
 
 def test_output_is_accepted_where_out_was() -> None:
