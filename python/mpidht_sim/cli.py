@@ -188,15 +188,18 @@ def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm") -> i
     exit status. An exception on one process would leave the others
     waiting: main ends the whole job on one."""
     from .driver import run, run_package_size, worker_count
+    from .flow import advection_for
     from .output import check_folders, finish, start, write_field
 
     rank = comm.Get_rank()
-    # The folders are checked by one process, which then writes into them:
-    # every process gets the same verdict, before anything is written.
+    # The folders are checked by one process, which then writes into them,
+    # and the flow, which it computes: every process gets the same verdict,
+    # before anything is written.
     problem = None
     if rank == 0:
         try:
             check_folders(cfg)
+            advection_for(cfg)
         except ConfigError as e:
             problem = str(e)
     problem = comm.bcast(problem, root=0)

@@ -39,7 +39,7 @@ from mpidht.interp import Check, Neighbours, Verification
 from .checkpoint import DHT_FILE, write_settings
 from .chemistry import Chemistry
 from .config import Config
-from .flow import Advection, solve_flow
+from .flow import advection_for
 from .surrogate import (KEY_SIZE, VALUE_SIZE, Surrogate, fingerprint, interpolation,
                         same_key)
 from .variables import AQUEOUS, VARIABLES
@@ -331,9 +331,7 @@ def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
             progress: Optional[Callable[[IterationRecord], None]],
             on_save: Optional[Callable[[int, Array], None]]) -> RunResult:
     start = time.perf_counter()
-    flow = solve_flow(cfg)
-    injected = np.array([cfg.injected[v] for v in AQUEOUS])
-    advection = Advection(flow, cfg, injected)
+    advection = advection_for(cfg)
     state = initial_state(cfg)
     reacting = reacting_cells(cfg)
     work = packages(reacting, run_package_size(cfg, comm.Get_size()))

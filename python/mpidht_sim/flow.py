@@ -6,10 +6,17 @@ neighbouring cells the volumetric flux is Darcy's law with the harmonic
 closed. Cells listed in ``flow.fixed_pressure`` hold their pressure: they
 are where water enters or leaves the domain, and a fixed cell that
 ``injects`` holds the injected water's concentrations.
+
+Settings that pass the configuration's checks can still give no usable
+flow: a permeability over viscosity so far from 1e-10 m^2/(Pa s) that the
+pressure solve or the fluxes overflow or underflow, or a time step that
+needs more than ``MAX_INNER_STEPS`` inner steps (tiny cells); both raise
+ConfigError naming the settings.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,8 +25,19 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .config import Config
+from .errors import ConfigError
+from .variables import AQUEOUS
 
 Array = npt.NDArray[np.float64]
+
+#: The most inner steps one coupling step may take: a guard against
+#: settings that would not finish, not a limit on speed. An inner step
+#: moves water at most one cell, so 10^6 of them move the fastest cell's
+#: water five times the longest straight path of the largest grid the
+#: configuration accepts (nx + ny <= 200 000) in one coupling step; an
+#: inner step took 15 us on a 4 x 4 grid and 0.7 ms on SimDol2D's 50 x 50
+#: (whose time step needs 3), so 10^6 of them 15 s and 12 min.
+MAX_INNER_STEPS = 10**6
 
 
 @dataclass(frozen=True)
@@ -71,12 +89,22 @@ def solve_flow(cfg: Config) -> FlowField:
     vals = np.concatenate([vals, np.ones(fixed_idx.size)])
     rhs[fixed_idx] = [fixed[i] for i in fixed_idx]
     matrix = sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
-    pressure = np.asarray(spla.spsolve(matrix.tocsc(), rhs), dtype=np.float64)
-    flux = trans * (pressure[a] - pressure[b])  # a -> b when positive
+    with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore"):
+        warnings.simplefilter("ignore", spla.MatrixRankWarning)  # NaN: refused below
+        pressure = np.asarray(spla.spsolve(matrix.tocsc(), rhs), dtype=np.float64)
+        flux = trans * (pressure[a] - pressure[b])  # a -> b when positive
     src = np.where(flux > 0, a, b)
     dst = np.where(flux > 0, b, a)
     q = np.abs(flux)
     moving = q > 0
+    if not (np.isfinite(pressure).all() and np.isfinite(flux).all() and moving.any()):
+        pressures = [p.pressure for p in cfg.fixed]
+        raise ConfigError(
+            f"flow: no finite steady flow with grid.permeability = {cfg.permeability:g} m^2, "
+            f"flow.viscosity = {cfg.viscosity:g} Pa s and the pressures of "
+            f"flow.fixed_pressure ({min(pressures):g} to {max(pressures):g} Pa): the "
+            "pressure solve or the fluxes (permeability / viscosity x pressure difference) "
+            "overflow or underflow")
     pore_volume = cfg.cell_size * cfg.cell_size * 1.0 * cfg.porosity
     return FlowField(src[moving], dst[moving], q[moving], pore_volume, pressure)
 
@@ -93,9 +121,21 @@ class Advection:
                                   dtype=np.int64)
         self.injected = injected
         self.dt_max = flow.cfl_time_step(self.n)
+        self.inner_steps(cfg.time_step)  # refused now, not at the first step
 
     def inner_steps(self, dt: float) -> int:
-        return max(1, int(np.ceil(dt / self.dt_max - 1e-12)))
+        """The inner steps over dt, each within the CFL limit; raises
+        ConfigError beyond MAX_INNER_STEPS."""
+        with np.errstate(over="ignore", divide="ignore"):
+            steps = np.ceil(dt / self.dt_max - 1e-12)
+        if not steps <= MAX_INNER_STEPS:
+            raise ConfigError(
+                f"time.time_step: {dt:g} s would take {steps:.3g} inner advection steps "
+                f"(at most {MAX_INNER_STEPS:g}) at the CFL limit of {self.dt_max:.3g} s, which "
+                "grows with grid.cell_size squared and grid.porosity and falls with the flow "
+                "(grid.permeability / flow.viscosity, flow.fixed_pressure): shorten "
+                "time.time_step or make grid.cell_size larger")
+        return max(1, int(steps))
 
     def step(self, c: Array, dt: float) -> tuple[Array, Array]:
         """Advects the columns of c (cells x variables) over dt; returns the
@@ -119,3 +159,10 @@ class Advection:
             delta[self.fixed] = 0.0
             c += delta / v
         return c, exchanged
+
+
+def advection_for(cfg: Config) -> Advection:
+    """cfg's steady flow and the advection of its aqueous variables, with
+    the injected water at the injecting cells; raises ConfigError where the
+    flow cannot be computed or a time step takes too many inner steps."""
+    return Advection(solve_flow(cfg), cfg, np.array([cfg.injected[v] for v in AQUEOUS]))

@@ -1,10 +1,14 @@
 """Steady flow and upwind transport: mass is conserved up to what crosses
 the fixed-pressure boundary cells, and the CFL limit sets the inner steps."""
 
+import dataclasses
+import re
+
 import numpy as np
 import pytest
 
-from mpidht_sim.config import load
+from mpidht_sim import flow as flow_module
+from mpidht_sim.config import ConfigError, load
 from mpidht_sim.flow import Advection, solve_flow
 
 
@@ -38,3 +42,31 @@ def test_injected_water_spreads_downstream() -> None:
         c, _ = adv.step(c, adv.dt_max / 2)
     assert c[0, 0] == 1.0 and 1.0 > c[1, 0] > c[2, 0] > c[3, 0] > 0.0
     assert c[5, 0] == 0.0  # not arrived yet
+
+
+@pytest.mark.parametrize("permeability", [1e300, 1e-320])
+def test_flow_that_is_no_finite_number_is_refused(permeability: float) -> None:
+    """A permeability the pressure solve or the fluxes cannot hold (over- or
+    underflow) is refused, naming it; a field of NaN carried no flow."""
+    cfg = load(None, {"grid.nx": 4, "grid.ny": 4, "grid.permeability": permeability})
+    with pytest.raises(ConfigError, match=re.escape(
+            f"flow: no finite steady flow with grid.permeability = {permeability:g} m^2, "
+            "flow.viscosity = 0.001 Pa s and the pressures of flow.fixed_pressure")):
+        solve_flow(cfg)
+
+
+def test_time_step_of_too_many_inner_steps_is_refused() -> None:
+    """Cells so small that a time step takes more than MAX_INNER_STEPS
+    inner steps are refused, naming the time step and the cell size: the
+    run would take years."""
+    cfg = load(None, {"grid.nx": 4, "grid.ny": 4, "grid.cell_size": 1e-6})
+    flow = solve_flow(cfg)
+    with pytest.raises(ConfigError, match=r"time.time_step: 57600 s would take 6.12e\+12 "
+                                          r"inner advection steps \(at most 1e\+06\)"):
+        Advection(flow, cfg, injected=np.zeros(6))
+    most = flow_module.MAX_INNER_STEPS
+    longest = dataclasses.replace(cfg, time_step=most * flow.cfl_time_step(16))
+    adv = Advection(flow, longest, injected=np.zeros(6))
+    assert adv.inner_steps(longest.time_step) == most
+    with pytest.raises(ConfigError, match="grid.cell_size"):
+        adv.inner_steps(1.01 * longest.time_step)

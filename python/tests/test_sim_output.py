@@ -181,6 +181,24 @@ def test_run_against_reference(tmp_path_factory: pytest.TempPathFactory,
     assert json.loads((run / "summary.json").read_text())["reference"] is None
 
 
+def test_flow_that_cannot_run_is_refused(tmp_path_factory: pytest.TempPathFactory,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Settings that pass the configuration's checks but give no finite
+    flow, or a time step of more inner steps than allowed, are refused on
+    every process before anything is written, naming them."""
+    comm = MPI.COMM_WORLD
+    base = Path(comm.bcast(str(tmp_path_factory.mktemp("flow")) if comm.Get_rank() == 0
+                           else None, root=0))
+    tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "2", "--quiet",
+            "--output", str(base / "out")]
+    for setting in ("grid.permeability=1e300", "grid.cell_size=1e-6"):
+        assert main(tiny + ["--set", setting]) == 2
+        err = capsys.readouterr().err
+        if comm.Get_rank() == 0:
+            assert "configuration error: " in err and setting.split("=")[0] in err
+    assert not (base / "out").exists()
+
+
 def test_fields_are_written_as_they_are_saved(tmp_path: Path) -> None:
     """A run that dies at iteration 6 keeps the fields it saved before
     (0 and 4, with a ParaView time series over them); finishing writes
