@@ -69,7 +69,7 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
                         help="TOML run description (default: the SimDol2D benchmark, "
                              f"{DEFAULT_CONFIG.name}, documented in place)")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="override one setting, e.g. --set grid.nx=20 or "
+                        help="override one setting, e.g. --set grid.porosity=0.3 or "
                              "--set dht.digits.C=5 (repeatable)")
 
 
@@ -86,7 +86,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--iterations", type=int, help="coupling iterations (time.iterations)")
     parser.add_argument("--no-dht", action="store_true",
                         help="reference run: PHREEQC for every cell (dht.enabled = false)")
-    parser.add_argument("--output", type=Path, help="output folder (run.output_dir)")
+    # A string, not a Path: str(Path("")) is ".", and "" must reach the
+    # configuration's check.
+    parser.add_argument("--output", help="output folder (run.output_dir)")
     parser.add_argument("--warm-start", type=Path, metavar="DHT_FILE",
                         help="start from a DHT saved by an earlier run (dht.restore)")
     parser.add_argument("--save-dht", action="store_true",
@@ -121,7 +123,7 @@ def build_config(args: argparse.Namespace) -> Config:
     if args.no_dht:
         overrides["dht.enabled"] = False
     if args.output is not None:
-        overrides["run.output_dir"] = str(args.output)
+        overrides["run.output_dir"] = args.output
     if args.warm_start is not None:
         overrides["dht.restore"] = str(args.warm_start)
     if args.save_dht:
@@ -173,10 +175,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
+    return ending_job_on_failure("mpidht_sim", comm, partial(_simulate, args, cfg, comm))
+
+
+def ending_job_on_failure(prog: str, comm: "MPI.Intracomm", work: Callable[[], int]) -> int:
+    """work()'s exit status. work is collective over comm: an exception in
+    it on one process would leave the others waiting, so it prints the
+    process's rank and the error and ends the whole job (MPI_Abort) where
+    there are others."""
     try:
-        return _simulate(args, cfg, comm)
-    except Exception as e:  # on any process: none may be left waiting for it
-        print(f"mpidht_sim: rank {comm.Get_rank()}: {type(e).__name__}: {e}",
+        return work()
+    except Exception as e:
+        print(f"{prog}: rank {comm.Get_rank()}: {type(e).__name__}: {e}",
               file=sys.stderr, flush=True)
         if comm.Get_size() > 1:
             comm.Abort(1)

@@ -48,16 +48,21 @@ import json
 import math
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 
-from .cli import Parser, add_config_arguments, launcher_rank, parse_overrides
+from .cli import (Parser, add_config_arguments, ending_job_on_failure, launcher_rank,
+                  parse_overrides)
 from .config import ROUNDINGS, Config, ConfigError, load
-from .measure import compare, load_fields
+from .measure import compare, field_files, load_fields
 from .surrogate import variable_scales
 from .variables import AQUEOUS, MINERALS
+
+if TYPE_CHECKING:
+    from mpi4py import MPI
 
 #: Table 1's digits: aqueous (class 1) and minerals (class 2).
 AQUEOUS_DIGITS = (5, 6, 7, 8)
@@ -152,7 +157,7 @@ def check_reference(folder: Path, cfg: Config) -> Optional[str]:
             return "its grid, flow, time, chemistry or waters differ from these settings"
     except KeyError as e:
         return f"its summary lacks {e}"
-    its = {int(p.stem.split("_")[1]) for p in folder.glob("fields_*.npz")}
+    its = set(field_files(folder, "npz"))
     if not set(range(1, cfg.iterations + 1)) <= its:
         return "it did not save every iteration (run.save_every = 1)"
     return None
@@ -445,10 +450,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     from mpi4py import MPI
 
+    comm = MPI.COMM_WORLD
+    return ending_job_on_failure("mpidht_sim.validate", comm, partial(
+        _validate, args, runs, points, variants, configs, reference_cfg, comm))
+
+
+def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points: list[Point],
+              variants: list[Variant], configs: dict[str, Config], reference_cfg: Config,
+              comm: MPI.Intracomm) -> int:
+    """main's runs and reports from checked settings, collective over
+    comm; its exit status."""
     from .driver import run
     from .output import finish, start
 
-    comm = MPI.COMM_WORLD
     rank = comm.Get_rank()
     ref_dir = args.reference or args.out / "reference"
     # One process decides (and then writes there): every process agrees.

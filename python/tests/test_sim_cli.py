@@ -14,6 +14,7 @@ import pytest
 
 from mpidht_sim import __version__
 from mpidht_sim.cli import launcher_rank
+from mpidht_sim.config import ConfigError
 
 MODULES = ["mpidht_sim", "mpidht_sim.validate", "mpidht_sim.column"]
 
@@ -123,3 +124,13 @@ def test_launcher_rank(monkeypatch: pytest.MonkeyPatch) -> None:
     assert launcher_rank() == 0
     monkeypatch.setenv("PMI_RANK", "5")
     assert launcher_rank() == 5
+
+
+def test_empty_output_is_refused() -> None:
+    """--output "" reaches the configuration's check as "" (a Path would
+    make it ".", the working folder)."""
+    from mpidht_sim.cli import build_config, parse_args
+
+    with pytest.raises(ConfigError, match="run.output_dir must be a path"):
+        build_config(parse_args(["--output", ""]))
+    assert build_config(parse_args(["--output", "out"])).output_dir == Path("out")

@@ -137,3 +137,21 @@ def test_log_verdict_counts_ties_and_never_calls_a_tie_a_win() -> None:
     assert log_verdict([1.0, 1.005, 0.996]).startswith("log and raw are equal")
     assert log_verdict([0.5, 1.0, 3.0]) == ("log beats raw at 1 of 3 pairs, raw beats log "
                                             "at 1, 1 equal within 1%")
+
+
+def test_reference_check_counts_only_field_files(tmp_path: Path) -> None:
+    """validate's reference check counts the iterations of files named as a
+    run names them; another file beside them (fields_mine.npz) neither
+    counts nor breaks it."""
+    from mpidht_sim.config import load
+    from mpidht_sim.measure import field_file
+    from mpidht_sim.validate import check_reference
+
+    cfg = load(None, {"dht.enabled": False, "time.iterations": 2, "grid.nx": 4,
+                      "grid.ny": 4})
+    (tmp_path / "summary.json").write_text(json.dumps({"config": cfg.to_dict()}))
+    (tmp_path / "fields_mine.npz").write_bytes(b"not a field")
+    (tmp_path / field_file(1, "npz")).write_bytes(b"")
+    assert "did not save every iteration" in str(check_reference(tmp_path, cfg))
+    (tmp_path / field_file(2, "npz")).write_bytes(b"")
+    assert check_reference(tmp_path, cfg) is None
