@@ -106,6 +106,12 @@ def column_config(cells: int, steps: int, time_step: float, path: Optional[Path]
     # square cells: area / distance = 1); one pore volume per time step.
     dp = faces * pore_volume / time_step * base.viscosity / base.permeability
     outlet = 1.0e5
+    if not (math.isfinite(outlet + dp) and outlet + dp > outlet):
+        raise ConfigError(f"--time-step {time_step:g} s: Courant number 1 needs a pressure "
+                          f"difference of {dp:g} Pa over the column, which cannot be held "
+                          f"above its outlet's {outlet:g} Pa (from grid.cell_size, "
+                          "grid.porosity, grid.permeability and flow.viscosity); choose "
+                          "another time step")
     cfg = load(path, {
         **(overrides or {}),
         "grid.nx": 1, "grid.ny": cells + 2, "time.time_step": time_step,

@@ -89,3 +89,12 @@ def test_column_config_sets_its_keys(tmp_path: Path) -> None:
     for key, value in (("grid.ny", 5), ("dht.enabled", True), ("flow.fixed_pressure", [])):
         with pytest.raises(ConfigError, match=f"cannot override '{key}' for the column"):
             column_config(2, 2, 1000.0, None, {key: value})
+
+
+def test_column_time_step_beyond_its_pressures_is_named() -> None:
+    """A time step so long that Courant number 1 needs a pressure difference
+    lost against the outlet's pressure is refused naming --time-step (it was
+    refused as "all pressures are equal", a setting the user never gave)."""
+    with pytest.raises(ConfigError, match="--time-step 1e[+]300 s: Courant number 1 needs"):
+        column_config(2, 2, 1e300)
+    assert column_config(2, 2, 1000.0).time_step == 1000.0
