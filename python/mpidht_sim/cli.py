@@ -197,7 +197,7 @@ def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm") -> i
     """main's run of a checked configuration, collective over comm; its
     exit status. An exception on one process would leave the others
     waiting: main ends the whole job on one."""
-    from .driver import run, run_package_size, worker_count
+    from .driver import RunRefused, run, run_package_size, worker_count
     from .flow import advection_for
     from .output import check_folders, finish, start, write_field
 
@@ -232,8 +232,14 @@ def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm") -> i
     close: Callable[[], None] = lambda: None
     if rank == 0 and not args.quiet:
         progress, close = progress_reporter(cfg.iterations, sys.stderr)
-    result = run(cfg, comm, progress,
-                 partial(write_field, cfg, cfg.output_dir) if rank == 0 else None)
+    try:
+        result = run(cfg, comm, progress,
+                     partial(write_field, cfg, cfg.output_dir) if rank == 0 else None)
+    except RunRefused as e:  # on every process: each ends, one says why
+        close()
+        if rank == 0:
+            print(f"mpidht_sim: refused before the first step: {e}", file=sys.stderr)
+        return 2
     close()
     if rank != 0:
         return 0

@@ -147,7 +147,11 @@ class ChemistryWorker:
         #: Entries loaded from a saved DHT (collective over the workers).
         self.restored = 0
         if self.table is not None and cfg.dht.restore is not None:
-            self.restored = self.table.restore(cfg.dht.restore).entries
+            try:
+                self.restored = self.table.restore(cfg.dht.restore).entries
+            except mpidht.Error:  # the same on every worker: all free the tables
+                self.close()
+                raise
 
     def react(self, states: Array, dt: float) -> tuple[Array, Counters]:
         counts = Counters()
@@ -303,28 +307,55 @@ def packages(cells: npt.NDArray[np.int64], size: int) -> list[npt.NDArray[np.int
     return [cells[k::count] for k in range(count)]
 
 
+class RunRefused(Exception):
+    """Raised by ``run`` on every process together where the library
+    refused the workers' set-up (a DHT file that restore refuses, a table
+    it cannot make): nothing ran, nothing is left waiting."""
+
+
 def run(cfg: Config, comm: MPI.Intracomm,
         progress: Optional[Callable[[IterationRecord], None]] = None,
         on_save: Optional[Callable[[int, Array], None]] = None) -> RunResult:
     """Collective over comm. Rank 0 returns the result; workers return an
     empty one. On rank 0, ``progress`` gets every iteration's record and
     ``on_save`` every saved field (iteration, cells x variables) as soon as
-    it is computed, iteration 0 included."""
+    it is computed, iteration 0 included. Raises RunRefused on every
+    process where the workers could not be set up."""
     rank, size = comm.Get_rank(), comm.Get_size()
     worker_comm = comm.Split(0 if rank > 0 or size == 1 else MPI.UNDEFINED, rank)
     try:
+        chem = _set_up(cfg, comm, worker_comm)
         if rank == 0:
-            local = ChemistryWorker(cfg, worker_comm) if size == 1 else None
             try:
-                return _master(cfg, comm, local, progress, on_save)
+                return _master(cfg, comm, chem, progress, on_save)
             finally:
-                if local is not None:
-                    local.close()
-        _worker(cfg, comm, worker_comm)
+                if chem is not None:
+                    chem.close()
+        assert chem is not None  # every process but rank 0 of several is a worker
+        _worker(chem, comm, worker_comm)
         return RunResult()
     finally:
         if worker_comm != MPI.COMM_NULL:
             worker_comm.Free()
+
+
+def _set_up(cfg: Config, comm: MPI.Intracomm,
+            worker_comm: MPI.Comm) -> Optional[ChemistryWorker]:
+    """This process's chemistry where it is a worker (None on the master of
+    several processes). The library's refusals come on every worker alike;
+    every process learns of them and raises RunRefused."""
+    chem, problem = None, None
+    if worker_comm != MPI.COMM_NULL:
+        try:
+            chem = ChemistryWorker(cfg, worker_comm)
+        except mpidht.Error as e:
+            problem = str(e)
+    refused = next((p for p in comm.allgather(problem) if p is not None), None)
+    if refused is not None:
+        if chem is not None:
+            chem.close()
+        raise RunRefused(refused)
+    return chem
 
 
 def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
@@ -420,8 +451,7 @@ def _dispatch(comm: MPI.Intracomm, local: Optional[ChemistryWorker], state: Arra
     return total
 
 
-def _worker(cfg: Config, comm: MPI.Intracomm, worker_comm: MPI.Comm) -> None:
-    chem = ChemistryWorker(cfg, worker_comm)
+def _worker(chem: ChemistryWorker, comm: MPI.Intracomm, worker_comm: MPI.Comm) -> None:
     status = MPI.Status()
     while True:
         msg = comm.recv(source=0, tag=MPI.ANY_TAG, status=status)

@@ -134,3 +134,34 @@ def test_empty_output_is_refused() -> None:
     with pytest.raises(ConfigError, match="run.output_dir must be a path"):
         build_config(parse_args(["--output", ""]))
     assert build_config(parse_args(["--output", "out"])).output_dir == Path("out")
+
+
+def test_damaged_warm_start_ends_every_process_cleanly(tmp_path: Path) -> None:
+    """A saved DHT that restore refuses (here a flipped byte in a record)
+    ends every process with status 2 and one message, not MPI_Abort: the
+    refusal comes on every worker alike. A job of its own, started by rank
+    0 of the tests."""
+    from mpi4py import MPI
+
+    if MPI.COMM_WORLD.Get_rank() != 0:
+        return
+    env = {k: v for k, v in os.environ.items()
+           if k.startswith(("PATH", "PYTHON", "VIRTUAL_ENV", "HOME", "LD_", "MPI4PY_",
+                            "OMPI_ALLOW_RUN_AS_ROOT"))}
+    tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "2", "--quiet"]
+
+    def job(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*launcher(), "-n", "2", sys.executable, "-m", "mpidht_sim",
+                               *tiny, *args], env=env, capture_output=True, text=True,
+                              timeout=120)
+
+    saved = job("--save-dht", "--output", str(tmp_path / "first"))
+    assert saved.returncode == 0, saved.stderr
+    dump = tmp_path / "first" / "dht.mpidht"
+    data = bytearray(dump.read_bytes())
+    data[-5] ^= 0x10
+    dump.write_bytes(bytes(data))
+    warm = job("--warm-start", str(dump), "--output", str(tmp_path / "warm"))
+    assert warm.returncode == 2, warm.stderr
+    assert warm.stderr.count("mpidht_sim: refused before the first step:") == 1
+    assert "MPI_ABORT" not in warm.stderr and "Traceback" not in warm.stderr
