@@ -106,7 +106,7 @@ mpidht_status_t mpidht_engine_reserve(mpidht_t *t, size_t items)
 
 mpidht_item_t *mpidht_engine_item(mpidht_t *t, size_t i, mpidht_op_t op, size_t row,
                                   const unsigned char *key, const unsigned char *value,
-                                  unsigned char *out)
+                                  unsigned char *out, const mpidht_address_t *addr)
 {
     mpidht_item_t *it = &t->engine->items[i];
     memset(it, 0, sizeof *it);
@@ -118,7 +118,10 @@ mpidht_item_t *mpidht_engine_item(mpidht_t *t, size_t i, mpidht_op_t op, size_t 
     it->out = out;
     it->status = MPIDHT_OK;
     /* A read derives its candidates as it comes to them (protocol.h). */
-    mpidht_locate(t, key, &it->addr, op == MPIDHT_OP_READ ? 0 : MPIDHT_MAX_CANDIDATES);
+    if (addr)
+        it->addr = *addr;
+    else
+        mpidht_locate(t, key, &it->addr, op == MPIDHT_OP_READ ? 0 : MPIDHT_MAX_CANDIDATES);
     return it;
 }
 
@@ -296,10 +299,10 @@ static void back_off(mpidht_t *t, unsigned k)
 
 /* Asks the processor to bring bytes [offset, offset + len) of candidate
  * c's bucket closer (a hint: it loads nothing the program sees). */
-static void prefetch(const mpidht_t *t, const unsigned char *base, const mpidht_item_t *it,
+static void prefetch(const mpidht_t *t, const unsigned char *base, const mpidht_address_t *a,
                      unsigned c, size_t offset, size_t len)
 {
-    MPI_Aint disp = mpidht_bucket_disp(t, mpidht_candidate(&it->addr, c));
+    MPI_Aint disp = mpidht_bucket_disp(t, mpidht_candidate(a, c));
     uintptr_t at = (uintptr_t)(base + (size_t)disp + offset);
     for (uintptr_t line = at & ~(uintptr_t)63; line < at + len; line += 64)
         __builtin_prefetch((const void *)line, 0, 2);
@@ -324,7 +327,7 @@ static void prefetch_item(const mpidht_t *t, const mpidht_item_t *it, bool alone
     case MPIDHT_OP_READ: {
         unsigned last = alone ? it->addr.count : it->first + it->count;
         for (unsigned c = it->first; c < last; ++c)
-            prefetch(t, base, it, c, 0, l->bucket_size);
+            prefetch(t, base, &it->addr, c, 0, l->bucket_size);
         return;
     }
     case MPIDHT_OP_WRITE:
@@ -332,8 +335,8 @@ static void prefetch_item(const mpidht_t *t, const mpidht_item_t *it, bool alone
     case MPIDHT_OP_UPDATE: {
         size_t end = l->meta_offset + 1 + t->key_size;
         for (unsigned c = 0; c < it->addr.count; ++c)
-            prefetch(t, base, it, c, 0, c == 0 && it->op == MPIDHT_OP_UPDATE ? l->bucket_size
-                                                                            : end);
+            prefetch(t, base, &it->addr, c, 0,
+                     c == 0 && it->op == MPIDHT_OP_UPDATE ? l->bucket_size : end);
         return;
     }
     case MPIDHT_OP_SCAN:
@@ -409,6 +412,39 @@ static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, in
         return MPIDHT_OK;
     }
     return flush_dirty(t);
+}
+
+mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
+                                         const void *key, void *out, bool *answered)
+{
+    *answered = false;
+    unsigned char *base = direct_base(t, addr->rank);
+    if (!base || !t->ops->reads_unlocked)
+        return MPIDHT_OK;
+    const mpidht_layout_t *l = &t->layout;
+    /* The lines a read gets (its data) of the first candidate asked for
+     * before the others are derived, then the others' (a miss then costs
+     * one memory latency in the engine, as prefetch_item's lone read). */
+    mpidht_address_need(addr, 1);
+    prefetch(t, base, addr, 0, l->data_offset, l->data_size);
+    mpidht_address_need(addr, addr->count);
+    for (unsigned c = 1; c < addr->count; ++c)
+        prefetch(t, base, addr, c, l->data_offset, l->data_size);
+    unsigned char *b = t->engine->slots;
+    memcpy(b + l->data_offset,
+           base + mpidht_bucket_disp(t, mpidht_candidate(addr, 0)) + l->data_offset,
+           l->data_size);
+    touch_direct(t);
+    /* The key before the checksum: a copy holding another key is no hit
+     * here, torn or not, and costs no checksum. */
+    mpidht_status_t st = MPIDHT_OK;
+    if (mpidht_bucket_holds(t, b, key) && mpidht_bucket_intact(t, b)) {
+        memcpy(out, mpidht_bucket_value(t, b), t->value_size);
+        *answered = true;
+        st = mpidht_refresh(t, addr, 0);
+    }
+    mpidht_status_t synced = flush_dirty(t);
+    return st != MPIDHT_OK ? st : synced;
 }
 
 /* The coarse protocol's lock of rank's buckets: MPI_Win_lock, or on a
@@ -723,15 +759,15 @@ mpidht_status_t mpidht_issue_clear(mpidht_t *t, mpidht_item_t *it, unsigned c)
     return mpidht_mpi_status(rc);
 }
 
-mpidht_status_t mpidht_refresh(mpidht_t *t, mpidht_item_t *it, unsigned c)
+mpidht_status_t mpidht_refresh(mpidht_t *t, const mpidht_address_t *addr, unsigned c)
 {
     mpidht_engine_t *e = t->engine;
-    int rank = it->addr.rank;
+    int rank = addr->rank;
     if (t->eviction != MPIDHT_EVICT_RECENCY || (mpidht_random(t) & 7) != 0 ||
         e->refresh_pending[rank])
         return MPIDHT_OK;
     MPI_Aint disp =
-        mpidht_bucket_disp(t, mpidht_candidate(&it->addr, c)) + (MPI_Aint)t->layout.recency_offset;
+        mpidht_bucket_disp(t, mpidht_candidate(addr, c)) + (MPI_Aint)t->layout.recency_offset;
     unsigned char *base = direct_base(t, rank);
     if (base) {
         direct_max(direct_word(base, disp), mpidht_now_ms(t));

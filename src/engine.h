@@ -6,7 +6,10 @@
  * results and take its next step. A single call is a batch of one. On a
  * direct table (all processes on one node, table.h) the same operations
  * are loads, stores and processor atomics on the shared window, complete
- * when issued, and a round ends with one MPI_Win_sync. Internal.
+ * when issued, and a round ends with one MPI_Win_sync. A lone read there,
+ * where the protocol reads without locks, first takes its first round
+ * without an item (mpidht_engine_read_alone): a hit on the first
+ * candidate, the usual case, costs no item and no round. Internal.
  *
  * Items of a write, update or remove batch whose candidate buckets
  * overlap must not run at the same time (the outcome would depend on the
@@ -102,11 +105,26 @@ void mpidht_engine_release(mpidht_t *t);
  * fit in about 256 KiB (at least one). */
 size_t mpidht_engine_chunk(const mpidht_t *t);
 
-/* Prepares item i of the work space for key: located, with its slots in
- * the work space. value (write) and out (read) may be NULL otherwise. */
+/* Prepares item i of the work space for key: located (at addr, where the
+ * caller located it already; NULL: here), with its slots in the work
+ * space. value (write) and out (read) may be NULL otherwise. */
 mpidht_item_t *mpidht_engine_item(mpidht_t *t, size_t i, mpidht_op_t op, size_t row,
                                   const unsigned char *key, const unsigned char *value,
-                                  unsigned char *out);
+                                  unsigned char *out, const mpidht_address_t *addr);
+
+/* A lone read (mpidht_read) of key, located at addr, the engine reserved:
+ * where the table is direct and its protocol reads without locks
+ * (lock-free), the read's first round without an item, as run_items would
+ * take it: every candidate's lines asked for (the first's first), the
+ * first candidate copied, and an intact copy holding key is the answer
+ * (value to out, the bucket's recency refreshed as mpidht_read_hit does,
+ * the accesses synchronised). *answered says whether it was; if not (not
+ * direct, another protocol, the first candidate empty, torn or holding
+ * another key) nothing was changed but addr (all candidates derived) and
+ * the caller runs the read through the engine. MPIDHT_OK or the error of
+ * an MPI call. */
+mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
+                                         const void *key, void *out, bool *answered);
 
 /* Starts a new run of disjoint items; mpidht_engine_claim then claims the
  * candidate buckets of an item for it, or returns false (claiming nothing)
@@ -158,9 +176,10 @@ mpidht_status_t mpidht_issue_store(mpidht_t *t, mpidht_item_t *it, unsigned c);
  * checksum and the meta byte). */
 mpidht_status_t mpidht_issue_clear(mpidht_t *t, mpidht_item_t *it, unsigned c);
 
-/* After a hit on candidate c: now and then (one read in eight) raises the
- * bucket's recency to now, completed by a later flush of its target. */
-mpidht_status_t mpidht_refresh(mpidht_t *t, mpidht_item_t *it, unsigned c);
+/* After a hit on candidate c of addr: now and then (one read in eight)
+ * raises the bucket's recency to now, completed by a later flush of its
+ * target. */
+mpidht_status_t mpidht_refresh(mpidht_t *t, const mpidht_address_t *addr, unsigned c);
 
 /* Schedules the item to try again after a backoff (none at first, then
  * growing random delays); false if its deadline has passed instead. Counts

@@ -1,28 +1,29 @@
 /*
  * The public single-key operations: validate, then run the key through
- * the engine as a batch of one, count the outcome.
+ * the engine as a batch of one, count the outcome. A read first lets the
+ * engine answer it from its first candidate without an item, where the
+ * table allows (mpidht_engine_read_alone).
  */
 #include "engine.h"
 #include "stats.h"
 
 /* Operations after MPI_Finalize would be erroneous MPI calls. */
-static mpidht_status_t check_call(const mpidht_t *t, const void *a, const void *b)
+static mpidht_status_t check_call(mpidht_t *t, const void *a, const void *b)
 {
     mpidht_status_t st = mpidht_check_table(t);
     if (st == MPIDHT_OK && (!a || !b))
         st = MPIDHT_ERR_NULL_ARGUMENT;
-    return st;
+    return st == MPIDHT_OK ? mpidht_engine_reserve(t, 1) : st;
 }
 
-/* Runs one item; its status (or an MPI failure) is the call's. */
+/* Runs one item (located at addr, or NULL: by the engine); its status (or
+ * an MPI failure) is the call's. The engine is reserved. */
 static mpidht_status_t run_one(mpidht_t *t, mpidht_op_t op, const void *key,
-                               const void *value, void *out, int *outcome)
+                               const void *value, void *out, int *outcome,
+                               const mpidht_address_t *addr)
 {
-    mpidht_status_t st = mpidht_engine_reserve(t, 1);
-    if (st != MPIDHT_OK)
-        return st;
-    mpidht_item_t *it = mpidht_engine_item(t, 0, op, 0, key, value, out);
-    st = mpidht_engine_run(t, it, 1);
+    mpidht_item_t *it = mpidht_engine_item(t, 0, op, 0, key, value, out, addr);
+    mpidht_status_t st = mpidht_engine_run(t, it, 1);
     if (st != MPIDHT_OK)
         return st;
     mpidht_count_item(&t->stats, it);
@@ -34,7 +35,20 @@ static mpidht_status_t run_one(mpidht_t *t, mpidht_op_t op, const void *key,
 mpidht_status_t mpidht_read(mpidht_t *table, const void *key, void *value)
 {
     mpidht_status_t st = check_call(table, key, value);
-    return st == MPIDHT_OK ? run_one(table, MPIDHT_OP_READ, key, NULL, value, NULL) : st;
+    if (st != MPIDHT_OK)
+        return st;
+    /* Located once, for the engine too where the first look does not
+     * answer. */
+    mpidht_address_t addr;
+    bool answered = false;
+    mpidht_locate(table, key, &addr, 1);
+    st = mpidht_engine_read_alone(table, &addr, key, value, &answered);
+    if (st != MPIDHT_OK)
+        return st;
+    if (!answered)
+        return run_one(table, MPIDHT_OP_READ, key, NULL, value, NULL, &addr);
+    mpidht_count_read(&table->stats, true);
+    return MPIDHT_OK;
 }
 
 mpidht_status_t mpidht_write(mpidht_t *table, const void *key,
@@ -43,7 +57,7 @@ mpidht_status_t mpidht_write(mpidht_t *table, const void *key,
     mpidht_status_t st = check_call(table, key, value);
     int done = 0;
     if (st == MPIDHT_OK)
-        st = run_one(table, MPIDHT_OP_WRITE, key, value, NULL, &done);
+        st = run_one(table, MPIDHT_OP_WRITE, key, value, NULL, &done, NULL);
     if (st == MPIDHT_OK && outcome)
         *outcome = (mpidht_write_outcome_t)done;
     return st;
@@ -52,7 +66,7 @@ mpidht_status_t mpidht_write(mpidht_t *table, const void *key,
 mpidht_status_t mpidht_remove(mpidht_t *table, const void *key)
 {
     mpidht_status_t st = check_call(table, key, key);
-    return st == MPIDHT_OK ? run_one(table, MPIDHT_OP_REMOVE, key, NULL, NULL, NULL) : st;
+    return st == MPIDHT_OK ? run_one(table, MPIDHT_OP_REMOVE, key, NULL, NULL, NULL, NULL) : st;
 }
 
 mpidht_status_t mpidht_update(mpidht_t *table, const void *key, mpidht_update_fn fn,
@@ -65,7 +79,7 @@ mpidht_status_t mpidht_update(mpidht_t *table, const void *key, mpidht_update_fn
     if (st == MPIDHT_OK)
         st = mpidht_engine_set_update(table, 1, fn, user_data);
     if (st == MPIDHT_OK)
-        st = run_one(table, MPIDHT_OP_UPDATE, key, NULL, NULL, &done);
+        st = run_one(table, MPIDHT_OP_UPDATE, key, NULL, NULL, &done, NULL);
     if ((st == MPIDHT_OK || st == MPIDHT_ERR_UPDATE_ACTION) && outcome)
         *outcome = (mpidht_update_outcome_t)done;
     return st;

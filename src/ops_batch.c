@@ -69,7 +69,7 @@ static mpidht_status_t run_chunk(mpidht_t *t, const batch_call_t *call, size_t f
         mpidht_engine_item(
             t, i, call->op, row, call->keys + row * t->key_size,
             call->values_in ? call->values_in + row * t->value_size : NULL,
-            call->values_out ? call->values_out + row * t->value_size : NULL);
+            call->values_out ? call->values_out + row * t->value_size : NULL, NULL);
     }
     mpidht_item_t *items = t->engine->items;
     if (call->op == MPIDHT_OP_READ) {

@@ -33,7 +33,7 @@ mpidht_status_t mpidht_read_hit(mpidht_t *t, mpidht_item_t *it, unsigned c)
     memcpy(it->out, mpidht_bucket_value(t, mpidht_slot(t, it->slots, c)), t->value_size);
     it->hit = true;
     mpidht_item_finish(it, MPIDHT_OK, 0);
-    return mpidht_refresh(t, it, c);
+    return mpidht_refresh(t, &it->addr, c);
 }
 
 void mpidht_read_start(const mpidht_t *t, mpidht_item_t *it)

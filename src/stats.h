@@ -7,6 +7,14 @@
 
 #include "engine.h"
 
+/* Counts a read that completed (a hit or a miss) into s. */
+static inline void mpidht_count_read(mpidht_stats_t *s, bool hit)
+{
+    s->reads++;
+    s->hits += hit;
+    s->misses += !hit;
+}
+
 /* Counts what a finished item did into s. */
 static inline void mpidht_count_item(mpidht_stats_t *s, const mpidht_item_t *it)
 {
@@ -16,11 +24,8 @@ static inline void mpidht_count_item(mpidht_stats_t *s, const mpidht_item_t *it)
     }
     switch (it->op) {
     case MPIDHT_OP_READ:
-        if (it->status == MPIDHT_OK || it->status == MPIDHT_NOT_FOUND) {
-            s->reads++;
-            s->hits += it->hit;
-            s->misses += !it->hit;
-        }
+        if (it->status == MPIDHT_OK || it->status == MPIDHT_NOT_FOUND)
+            mpidht_count_read(s, it->hit);
         return;
     case MPIDHT_OP_REMOVE:
         s->removes += it->status == MPIDHT_OK;

@@ -3,7 +3,12 @@
  * hash every key competes for the same bucket: the second key evicts the
  * first. With a table far smaller than the key set, evictions are counted
  * and every hit still returns exactly the value written for that key.
+ * Under recency eviction a key that single reads keep finding outlives
+ * keys written after it: reads refresh its recency.
  */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
+#include <time.h>
+
 #include "test_util.h"
 
 static uint64_t constant_hash(const void *key, size_t key_size, void *user_data)
@@ -95,12 +100,78 @@ static void overfull(mpidht_protocol_t protocol)
     CHECK_OK(mpidht_free(&table));
 }
 
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {0, ms * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Six buckets per process and a constant hash: every key's candidates are
+ * the same six buckets of one host. The oldest key, read 200 times after
+ * the others were written (each hit refreshes its recency with
+ * probability 1/8, so all 200 miss it with probability 2.6e-12), must not
+ * be the one a seventh key evicts. */
+static void recency_follows_reads(mpidht_protocol_t protocol)
+{
+    enum { SLOTS = 6, READS = 200 };
+    mpidht_params_t p = test_params(protocol, 16, 16, 4096);
+    mpidht_info_t info = MPIDHT_INFO_INIT;
+    mpidht_t *table = NULL;
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+    CHECK_OK(mpidht_get_info(table, &info));
+    CHECK_OK(mpidht_free(&table));
+    p.memory_per_process = SLOTS * info.bucket_size;
+    p.candidates = SLOTS;
+    p.hash = constant_hash;
+    p.eviction = MPIDHT_EVICT_RECENCY;
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+
+    if (test_rank() == 0) {
+        unsigned char key[16], value[16], out[16];
+        mpidht_write_outcome_t outcome;
+        /* Stamps are milliseconds: each phase a few milliseconds apart. */
+        for (uint64_t id = 0; id < SLOTS; ++id) {
+            test_fill(key, 16, id, 7);
+            test_fill(value, 16, id, 8);
+            CHECK_OK(mpidht_write(table, key, value, &outcome));
+            CHECK(outcome == MPIDHT_WRITE_INSERTED);
+            sleep_ms(id == 0 ? 5 : 0);
+        }
+        sleep_ms(5);
+        test_fill(key, 16, 0, 7);
+        test_fill(value, 16, 0, 8);
+        for (int i = 0; i < READS; ++i) {
+            CHECK_OK(mpidht_read(table, key, out));
+            CHECK(memcmp(out, value, 16) == 0);
+        }
+        sleep_ms(5);
+        test_fill(key, 16, SLOTS, 7);
+        CHECK_OK(mpidht_write(table, key, value, &outcome));
+        CHECK(outcome == MPIDHT_WRITE_EVICTED);
+        test_fill(key, 16, 0, 7);
+        TEST_CONTEXT("reading the key read %d times (%s)", READS, mpidht_protocol_name(protocol));
+        CHECK_OK(mpidht_read(table, key, out));
+        CHECK(memcmp(out, value, 16) == 0);
+        /* The victim was one of the keys written after it. */
+        unsigned found = 0;
+        for (uint64_t id = 1; id < SLOTS; ++id) {
+            test_fill(key, 16, id, 7);
+            found += mpidht_read(table, key, out) == MPIDHT_OK;
+        }
+        CHECK(found == SLOTS - 2);
+        TEST_CONTEXT("%s", "");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_OK(mpidht_free(&table));
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p) {
         single_bucket(test_protocols[p]);
         overfull(test_protocols[p]);
+        recency_follows_reads(test_protocols[p]);
     }
     MPI_Finalize();
     return 0;
