@@ -285,6 +285,42 @@ static mpidht_status_t setup(mpidht_t *t, const mpidht_params_t *given,
     return build(t, params, node_size == t->comm_size);
 }
 
+/* The delete callback of a table's attribute on MPI_COMM_SELF: MPI_Finalize
+ * (or mpidht_free) removes it. */
+static int note_finalize(MPI_Comm comm, int keyval, void *attribute, void *extra_state)
+{
+    (void)comm;
+    (void)keyval;
+    (void)extra_state;
+    ((mpidht_t *)attribute)->mpi_finalized = true;
+    return MPI_SUCCESS;
+}
+
+/* Hangs the handle t on MPI_COMM_SELF, so that MPI_Finalize marks it. Where
+ * MPI refuses, t->finalize_keyval stays invalid (mpidht_check_table asks
+ * MPI_Finalized instead). */
+static void watch_finalize(mpidht_t *t)
+{
+    int keyval = MPI_KEYVAL_INVALID;
+    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, note_finalize, &keyval, NULL) !=
+        MPI_SUCCESS)
+        return;
+    if (MPI_Comm_set_attr(MPI_COMM_SELF, keyval, t) != MPI_SUCCESS) {
+        MPI_Comm_free_keyval(&keyval);
+        return;
+    }
+    t->finalize_keyval = keyval;
+}
+
+static void unwatch_finalize(mpidht_t *t)
+{
+    if (t->finalize_keyval == MPI_KEYVAL_INVALID)
+        return;
+    MPI_Comm_delete_attr(MPI_COMM_SELF, t->finalize_keyval);
+    MPI_Comm_free_keyval(&t->finalize_keyval);
+    t->finalize_keyval = MPI_KEYVAL_INVALID;
+}
+
 /* Hands the error detail to the caller's buffer, if params has one. */
 static void give_detail(const mpidht_params_t *params, const char *detail)
 {
@@ -318,7 +354,10 @@ mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
     if (setting != MPIDHT_OK)
         snprintf(diag.detail, sizeof diag.detail, MPIDHT_DEBUG_ENV "='%s' on this process",
                  getenv(MPIDHT_DEBUG_ENV));
-    mpidht_t t = {.comm = MPI_COMM_NULL, .win = MPI_WIN_NULL, .diag = &diag};
+    mpidht_t t = {.comm = MPI_COMM_NULL,
+                  .win = MPI_WIN_NULL,
+                  .finalize_keyval = MPI_KEYVAL_INVALID,
+                  .diag = &diag};
     mpidht_status_t st = mpidht_dup_checked(comm, &diag, setting, &t.comm);
     if (st != MPIDHT_OK) {
         give_detail(params, diag.detail);
@@ -343,6 +382,7 @@ mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
     *kept = diag;
     t.diag = kept;
     *handle = t;
+    watch_finalize(handle);
     *table = handle;
     return MPIDHT_OK;
 }
@@ -357,6 +397,7 @@ mpidht_status_t mpidht_free(mpidht_t **table)
         return st;
     st = t->ops->close(t); /* completes what is pending */
     mpidht_status_t freed = mpidht_window_free(t);
+    unwatch_finalize(t);
     release(t);
     free(t->diag);
     free(t);
@@ -366,10 +407,11 @@ mpidht_status_t mpidht_free(mpidht_t **table)
 
 mpidht_status_t mpidht_check_table(const mpidht_t *t)
 {
-    int finalized = 0;
     if (!t)
         return MPIDHT_ERR_INVALID_HANDLE;
-    MPI_Finalized(&finalized);
+    int finalized = t->mpi_finalized;
+    if (t->finalize_keyval == MPI_KEYVAL_INVALID)
+        MPI_Finalized(&finalized);
     return finalized ? MPIDHT_ERR_MPI_NOT_INITIALIZED : MPIDHT_OK;
 }
 

@@ -93,6 +93,13 @@ struct mpidht {
     int64_t **window_lock;
     void *alloc_mem;           /* MPI_Alloc_mem block (window kind create) */
 
+    /* MPI_Finalize is watched through an attribute of MPI_COMM_SELF on
+     * this key, whose delete callback (which MPI_Finalize runs first of
+     * all) sets mpi_finalized: no MPI call per operation. MPI_KEYVAL_INVALID
+     * until the handle exists; MPI_Finalized is asked then. */
+    int finalize_keyval;
+    bool mpi_finalized;
+
     double clock_base;         /* MPI_Wtime() at creation: recency time 0 */
     uint64_t random;           /* xorshift state: jitter, refresh sampling */
 
