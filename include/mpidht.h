@@ -314,7 +314,10 @@ typedef struct mpidht mpidht_t;
  *   hosts fewer than `candidates`). The communicator is duplicated,
  *   so the caller may free comm afterwards; if any process fails, every
  *   process returns an error (MPIDHT_ERR_PEER where the fault was
- *   elsewhere) and nothing is left allocated. */
+ *   elsewhere) and nothing is left allocated. The table sets one
+ *   attribute of its own key on MPI_COMM_SELF (mpidht_free removes it),
+ *   by which MPI_Finalize tells it that MPI is gone: a call after that
+ *   returns MPIDHT_ERR_MPI_NOT_INITIALIZED without calling MPI. */
 mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
                               mpidht_t **table);
 
