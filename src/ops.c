@@ -7,7 +7,8 @@
 #include "engine.h"
 #include "stats.h"
 
-/* Operations after MPI_Finalize would be erroneous MPI calls. */
+/* Validates a single call (operations after MPI_Finalize would be
+ * erroneous MPI calls) and reserves the engine's one item. */
 static mpidht_status_t check_call(mpidht_t *t, const void *a, const void *b)
 {
     mpidht_status_t st = mpidht_check_table(t);
