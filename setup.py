@@ -20,13 +20,18 @@ ROOT = Path(__file__).parent.resolve()
 class BuildWithMpicc(build_ext):
     """Compiles and links with the MPI compiler wrapper, as mpi4py does.
 
-    Objects go to a fresh temporary folder and are always rebuilt: objects
-    of an earlier build may come from another MPI library."""
+    Objects go to a fresh temporary folder, removed when the build ends,
+    and are always rebuilt: objects of an earlier build may come from
+    another MPI library."""
 
     def finalize_options(self) -> None:
         super().finalize_options()
-        self.build_temp = tempfile.mkdtemp(prefix="mpidht-build-")
         self.force = True
+
+    def run(self) -> None:
+        with tempfile.TemporaryDirectory(prefix="mpidht-build-") as temp:
+            self.build_temp = temp
+            super().run()
 
     def build_extensions(self) -> None:
         mpicc = os.environ.get("MPICC", "mpicc")

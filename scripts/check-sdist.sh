@@ -63,11 +63,15 @@ if grep -E '(__pycache__|\.pyc$|\.so$|\.o$)' <<< "$listing"; then
   exit 1
 fi
 
-# A fresh environment with no pip of its own: VENV's pip installs into it.
+# A fresh environment with no pip of its own: VENV's pip installs into it,
+# with a temporary folder of its own, which the build must leave empty.
 python3 -m venv --without-pip "$out/venv"
-MPICC=mpicc.openmpi "$python" -m pip --python "$out/venv/bin/python" install -q \
+mkdir "$out/tmp"
+TMPDIR=$out/tmp MPICC=mpicc.openmpi "$python" -m pip --python "$out/venv/bin/python" install -q \
   --disable-pip-version-check "$sdist" > "$out/install.log" 2>&1 ||
   { cat "$out/install.log"; exit 1; }
+left=$(ls -A "$out/tmp")
+[[ -z $left ]] || { echo "the install left in its temporary folder: $left"; exit 1; }
 
 got=$(mpiexec.openmpi -n 1 "$out/venv/bin/python" -c \
       "import mpidht, mpidht_sim; print(mpidht.__version__, mpidht_sim.__version__)")
