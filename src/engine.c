@@ -183,18 +183,32 @@ static void touch(mpidht_t *t, int rank)
  * (sequentially consistent: a lock word's read-modify-write orders the
  * bucket accesses around it, as the protocols need). Every process of the
  * table does the same, so no access to a word mixes MPI's atomics with
- * the processor's. An operation is complete when its call returns; a
- * round still ends with MPI_Win_sync, the memory barrier MPI's unified
- * model asks of load/store access to a window (and the coarse protocol
- * takes MPI_Win_lock as on any window). A copy that races a writer may be
- * torn exactly as an MPI_Get may be: the protocols' checks (lock words,
- * checksums) are the same on both paths.
+ * the processor's. An operation is complete when its call returns. MPI
+ * asks for a memory barrier between a process's synchronisation with
+ * others (a barrier, a message) and its loads and stores on a shared
+ * window, on both sides of them (MPI 4.1, Example 12.21 and its advice to
+ * users, which allow the language's own constructs in its place): the
+ * caller may synchronise before and after any call, so a call's direct
+ * accesses begin after an acquire fence (enter_direct) and each round of
+ * them ends with MPI_Win_sync. A copy that races a writer may be torn exactly
+ * as an MPI_Get may be: the protocols' checks (lock words, checksums) are
+ * the same on both paths.
  */
 
 /* rank's buckets, if the engine reaches them directly; else NULL. */
 static unsigned char *direct_base(const mpidht_t *t, int rank)
 {
     return t->direct ? t->node_base[rank] : NULL;
+}
+
+/* Orders what the caller synchronised on before this call (the loads
+ * that saw another process's message or arrival at a barrier) before the
+ * call's direct accesses: the barrier MPI asks for between the two, as a
+ * C11 acquire fence (no instruction on x86; on weaker processors one). */
+static void enter_direct(const mpidht_t *t)
+{
+    if (t->direct)
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
 }
 
 /* Notes that direct accesses await the round's MPI_Win_sync. */
@@ -421,6 +435,7 @@ mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
     unsigned char *base = direct_base(t, addr->rank);
     if (!base || !t->ops->reads_unlocked)
         return MPIDHT_OK;
+    enter_direct(t);
     const mpidht_layout_t *l = &t->layout;
     /* The lines a read gets (its data) of the first candidate asked for
      * before the others are derived, then the others' (a miss then costs
@@ -538,6 +553,7 @@ static mpidht_status_t run_locked_together(mpidht_t *t, mpidht_item_t *items, si
 
 mpidht_status_t mpidht_engine_run(mpidht_t *t, mpidht_item_t *items, size_t n)
 {
+    enter_direct(t);
     if (!t->ops->lock_per_target)
         return run_items(t, items, n, -1, false);
     if (!t->direct)

@@ -6,7 +6,8 @@
  * results and take its next step. A single call is a batch of one. On a
  * direct table (all processes on one node, table.h) the same operations
  * are loads, stores and processor atomics on the shared window, complete
- * when issued, and a round ends with one MPI_Win_sync. A lone read there,
+ * when issued; a call's accesses begin after an acquire fence and each
+ * round ends with one MPI_Win_sync (engine.c). A lone read there,
  * where the protocol reads without locks, first takes its first round
  * without an item (mpidht_engine_read_alone): a hit on the first
  * candidate, the usual case, costs no item and no round. Internal.

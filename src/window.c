@@ -121,13 +121,19 @@ mpidht_status_t mpidht_window_decide_direct(mpidht_t *t)
 {
     bool wanted;
     mpidht_status_t st = access_setting(t, &wanted);
-    int aligned = wanted && t->window == MPIDHT_WINDOW_SHARED;
-    for (int r = 0; aligned && r < t->comm_size; ++r)
-        aligned = (uintptr_t)t->window_lock[r] % 8 == 0 &&
-                  (uintptr_t)t->node_base[r] % 8 == 0;
+    int usable = wanted && t->window == MPIDHT_WINDOW_SHARED;
+    /* MPI defines loads and stores on a shared window for the unified
+     * memory model only (MPI_Win_allocate_shared's advice to users). */
+    int *model = NULL, known = 0;
+    if (usable && (MPI_Win_get_attr(t->win, MPI_WIN_MODEL, &model, &known) != MPI_SUCCESS ||
+                   !known || *model != MPI_WIN_UNIFIED))
+        usable = 0;
+    for (int r = 0; usable && r < t->comm_size; ++r)
+        usable = (uintptr_t)t->window_lock[r] % 8 == 0 &&
+                 (uintptr_t)t->node_base[r] % 8 == 0;
     int all = 0;
     /* Every process reduces, whatever its setting: the caller agrees. */
-    if (MPI_Allreduce(&aligned, &all, 1, MPI_INT, MPI_LAND, t->comm) != MPI_SUCCESS)
+    if (MPI_Allreduce(&usable, &all, 1, MPI_INT, MPI_LAND, t->comm) != MPI_SUCCESS)
         return MPIDHT_ERR_MPI;
     t->direct = all;
     return st;

@@ -51,8 +51,8 @@ mpidht_status_t mpidht_window_allocate(mpidht_t *t, size_t bytes);
 
 /* COLLECTIVE, after every process agreed on mpidht_window_allocate's
  * result: sets t->direct, the same on every process (engine.c): direct
- * if the window is shared, every address aligned and no process has
- * MPIDHT_SHARED_ACCESS=mpi. MPIDHT_ERR_ACCESS_SETTING (with the error
+ * if the window is shared and of the unified memory model, every address
+ * aligned and no process has MPIDHT_SHARED_ACCESS=mpi. MPIDHT_ERR_ACCESS_SETTING (with the error
  * detail) for any other value of it on this process. */
 mpidht_status_t mpidht_window_decide_direct(mpidht_t *t);
 
