@@ -203,7 +203,8 @@ typedef enum mpidht_protocol {
     MPIDHT_PROTOCOL_FINE = 2,
     /* Writers as under the fine protocol; readers take no lock and never
      * write (but for the eviction hint): a 64-bit checksum per bucket
-     * tells them a bucket a writer is rewriting, which they read again. */
+     * tells them a copy of their key torn by a writer, which they read
+     * again. */
     MPIDHT_PROTOCOL_LOCKFREE = 3
 } mpidht_protocol_t;
 

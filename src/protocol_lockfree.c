@@ -4,8 +4,10 @@
  *
  *   reader: gets the buckets; every bucket carries the XXH3-64 checksum of
  *           its meta byte, key and value, put by the writer with the data.
- *           A bucket that fails it is being rewritten: the reader gets it
- *           again after a backoff (for at most the table's timeout). It
+ *           A copy that holds the key and fails it is of a bucket being
+ *           rewritten: the reader gets it again after a backoff (for at
+ *           most the table's timeout). Copies of other keys are passed
+ *           by unchecked (lockfree_advance says why). It
  *           takes no lock and writes nothing (but the eviction hint), so a
  *           read never delays or undoes a write.
  *   writer: writer.h (the lock word holds writer bits only).
@@ -59,16 +61,18 @@ static mpidht_status_t lockfree_advance(mpidht_t *t, mpidht_item_t *it)
     bool torn = false;
     for (unsigned c = it->first; c < it->first + it->count; ++c) {
         unsigned char *b = mpidht_slot(t, it->slots, c);
-        if (mpidht_bucket_is_free(t, b))
+        /* Only a copy that holds the key needs its checksum. One that
+         * does not, torn or whole, has a byte the bucket held while it
+         * did not hold the key (a rewrite of the key in place leaves its
+         * bytes as they are), so the read may be ordered then, as after
+         * a whole copy of another key. The key lives in one bucket at
+         * most: a whole copy of it is the answer, a torn one is got
+         * again. */
+        if (!mpidht_bucket_holds(t, b, it->key))
             continue;
-        if (!mpidht_bucket_intact(t, b)) {
-            torn = true;
-            continue;
-        }
-        /* The key lives in one bucket at most: a whole copy of it is the
-         * answer, whatever a torn bucket beside it holds. */
-        if (mpidht_bucket_holds(t, b, it->key))
+        if (mpidht_bucket_intact(t, b))
             return mpidht_read_hit(t, it, c);
+        torn = true;
     }
     if (torn) {
         t->stats.checksum_retries++;

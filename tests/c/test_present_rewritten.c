@@ -1,0 +1,108 @@
+/*
+ * A key present all along is always found. Every rank writes keys of its
+ * own once, then keeps rewriting them in place (the same keys, new
+ * values) while it reads every rank's keys, one at a time and all in one
+ * batch. No key is removed, and none is evicted (every first write must
+ * insert, every rewrite update), so every read must hit and return a
+ * whole value of its key. The reads race the rewrites of other ranks:
+ * under the lock-free protocol a copy torn by a rewrite must be read
+ * again, never taken for a miss; large values widen that window.
+ *
+ * usage: test_present_rewritten coarse|fine|lockfree [OPS] (OPS per rank,
+ * default 20000, scaled by MPIDHT_TEST_SCALE)
+ */
+#include "test_util.h"
+
+enum { KEY_SIZE = 16, OWN_KEYS = 4, MAX_RANKS = 64 };
+
+typedef struct {
+    uint64_t key_id;
+    uint64_t seq;
+    unsigned char payload[2032];
+} value_t;
+
+static void make_key(unsigned char *key, uint64_t id)
+{
+    test_fill(key, KEY_SIZE, id, 5);
+}
+
+static void make_value(value_t *v, uint64_t key_id, uint64_t seq)
+{
+    v->key_id = key_id;
+    v->seq = seq;
+    test_fill(v->payload, sizeof v->payload, key_id, seq);
+}
+
+/* v is a whole value written for key id. */
+static void check_whole(const value_t *v, uint64_t id)
+{
+    static value_t expect;
+    make_value(&expect, id, v->seq);
+    CHECK(memcmp(v, &expect, sizeof expect) == 0);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    CHECK(argc >= 2);
+    mpidht_protocol_t protocol = test_protocol_arg(argv[1]);
+    uint64_t ops = test_scaled(argc >= 3 ? strtoull(argv[2], NULL, 10) : 20000, 200);
+    int rank = test_rank(), size = test_size();
+    CHECK(size <= MAX_RANKS);
+    size_t keys = (size_t)size * OWN_KEYS;
+    mpidht_params_t p = test_params(protocol, KEY_SIZE, sizeof(value_t), 1 << 20);
+    mpidht_t *table = NULL;
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+
+    static value_t value, got, all[MAX_RANKS * OWN_KEYS];
+    static unsigned char all_keys[MAX_RANKS * OWN_KEYS][KEY_SIZE];
+    unsigned char found[MAX_RANKS * OWN_KEYS], key[KEY_SIZE];
+    for (size_t id = 0; id < keys; ++id)
+        make_key(all_keys[id], id);
+    for (uint64_t k = 0; k < OWN_KEYS; ++k) {
+        uint64_t id = (uint64_t)rank * OWN_KEYS + k;
+        mpidht_write_outcome_t outcome;
+        make_value(&value, id, 0);
+        TEST_CONTEXT("%s: first write of key %" PRIu64, argv[1], id);
+        CHECK_OK(mpidht_write(table, all_keys[id], &value, &outcome));
+        CHECK(outcome == MPIDHT_WRITE_INSERTED);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    uint64_t state = (uint64_t)rank * 0x9e3779b97f4a7c15u + 1, reads = 0;
+    for (uint64_t op = 1; op <= ops; ++op) {
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        if (op % 2 == 0) {
+            uint64_t id = (uint64_t)rank * OWN_KEYS + op / 2 % OWN_KEYS;
+            mpidht_write_outcome_t outcome;
+            make_value(&value, id, op);
+            TEST_CONTEXT("%s: rewrite %" PRIu64 " of key %" PRIu64, argv[1], op, id);
+            CHECK_OK(mpidht_write(table, all_keys[id], &value, &outcome));
+            CHECK(outcome == MPIDHT_WRITE_UPDATED);
+        } else if (op % 4 == 1) {
+            uint64_t id = state % keys;
+            memcpy(key, all_keys[id], KEY_SIZE);
+            TEST_CONTEXT("%s: read %" PRIu64 " of key %" PRIu64, argv[1], op, id);
+            CHECK_OK(mpidht_read(table, key, &got));
+            check_whole(&got, id);
+            ++reads;
+        } else {
+            TEST_CONTEXT("%s: batched read %" PRIu64 " of all %zu keys", argv[1], op, keys);
+            CHECK_OK(mpidht_read_batch(table, keys, all_keys, all, found));
+            for (size_t id = 0; id < keys; ++id) {
+                CHECK(found[id] == 1);
+                check_whole(&all[id], id);
+            }
+            reads += keys;
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    uint64_t all_reads = 0;
+    MPI_Reduce(&reads, &all_reads, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("%s np=%d: %" PRIu64 " operations per rank, %" PRIu64 " reads, all hits\n",
+               argv[1], size, ops, all_reads);
+    CHECK_OK(mpidht_free(&table));
+    MPI_Finalize();
+    return 0;
+}
