@@ -429,9 +429,9 @@ static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, in
 }
 
 mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
-                                         const void *key, void *out, bool *answered)
+                                         const void *key, void *out, mpidht_look_t *look)
 {
-    *answered = false;
+    *look = MPIDHT_LOOK_NONE;
     unsigned char *base = direct_base(t, addr->rank);
     if (!base || !t->ops->reads_unlocked)
         return MPIDHT_OK;
@@ -450,12 +450,14 @@ mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
            base + mpidht_bucket_disp(t, mpidht_candidate(addr, 0)) + l->data_offset,
            l->data_size);
     touch_direct(t);
-    /* The key before the checksum: a copy holding another key is no hit
-     * here, torn or not, and costs no checksum. */
+    /* The key before the checksum: a copy without the key, torn or not,
+     * costs no checksum (lockfree_advance says why it is passed by). */
     mpidht_status_t st = MPIDHT_OK;
-    if (mpidht_bucket_holds(t, b, key) && mpidht_bucket_intact(t, b)) {
+    if (!mpidht_bucket_holds(t, b, key)) {
+        *look = addr->count > 1 ? MPIDHT_LOOK_PASSED : MPIDHT_LOOK_MISS;
+    } else if (mpidht_bucket_intact(t, b)) {
         memcpy(out, mpidht_bucket_value(t, b), t->value_size);
-        *answered = true;
+        *look = MPIDHT_LOOK_HIT;
         st = mpidht_refresh(t, addr, 0);
     }
     mpidht_status_t synced = flush_dirty(t);

@@ -45,6 +45,8 @@ typedef struct mpidht_item {
     uint64_t stamp;               /* the time a write puts into recency */
 
     int step;                     /* the protocol's state */
+    unsigned from;                /* a read: the candidate it starts at (those
+                                   * before were seen without its key) */
     unsigned first, count;        /* the candidates a read looks at now */
     unsigned chosen;              /* the candidate a write goes to */
     mpidht_write_outcome_t planned; /* what the probe suggested for chosen */
@@ -113,19 +115,28 @@ mpidht_item_t *mpidht_engine_item(mpidht_t *t, size_t i, mpidht_op_t op, size_t 
                                   const unsigned char *key, const unsigned char *value,
                                   unsigned char *out, const mpidht_address_t *addr);
 
+/* What a lone read's first look did (mpidht_engine_read_alone). */
+typedef enum mpidht_look {
+    MPIDHT_LOOK_NONE,   /* none taken (not direct, another protocol), or the
+                         * first candidate's copy of the key was torn */
+    MPIDHT_LOOK_HIT,    /* the answer: the value is out */
+    MPIDHT_LOOK_MISS,   /* the answer: the only candidate holds no key */
+    MPIDHT_LOOK_PASSED  /* the first candidate does not hold the key: the
+                         * engine reads on from the second (item.from) */
+} mpidht_look_t;
+
 /* A lone read (mpidht_read) of key, located at addr, the engine reserved:
  * where the table is direct and its protocol reads without locks
  * (lock-free), the read's first round without an item, as run_items would
  * take it: every candidate's lines asked for (the first's first), the
- * first candidate copied, and an intact copy holding key is the answer
- * (value to out, the bucket's recency refreshed as mpidht_read_hit does,
- * the accesses synchronised). *answered says whether it was; if not (not
- * direct, another protocol, the first candidate empty, torn or holding
- * another key) nothing was changed but addr (all candidates derived) and
- * the caller runs the read through the engine. MPIDHT_OK or the error of
- * an MPI call. */
+ * first candidate copied; an intact copy holding key is the answer
+ * (value to out, the bucket's recency refreshed as mpidht_read_hit does),
+ * and a copy without the key passes the first candidate by, as
+ * lockfree_advance does. *look says which (out is written on a hit
+ * only); addr has every candidate derived; the accesses are
+ * synchronised. MPIDHT_OK or the error of an MPI call. */
 mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
-                                         const void *key, void *out, bool *answered);
+                                         const void *key, void *out, mpidht_look_t *look);
 
 /* Starts a new run of disjoint items; mpidht_engine_claim then claims the
  * candidate buckets of an item for it, or returns false (claiming nothing)

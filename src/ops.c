@@ -17,13 +17,15 @@ static mpidht_status_t check_call(mpidht_t *t, const void *a, const void *b)
     return st == MPIDHT_OK ? mpidht_engine_reserve(t, 1) : st;
 }
 
-/* Runs one item (located at addr, or NULL: by the engine); its status (or
- * an MPI failure) is the call's. The engine is reserved. */
+/* Runs one item (located at addr, or NULL: by the engine; a read from
+ * candidate `from`); its status (or an MPI failure) is the call's. The
+ * engine is reserved. */
 static mpidht_status_t run_one(mpidht_t *t, mpidht_op_t op, const void *key,
                                const void *value, void *out, int *outcome,
-                               const mpidht_address_t *addr)
+                               const mpidht_address_t *addr, unsigned from)
 {
     mpidht_item_t *it = mpidht_engine_item(t, 0, op, 0, key, value, out, addr);
+    it->from = from;
     mpidht_status_t st = mpidht_engine_run(t, it, 1);
     if (st != MPIDHT_OK)
         return st;
@@ -39,17 +41,18 @@ mpidht_status_t mpidht_read(mpidht_t *table, const void *key, void *value)
     if (st != MPIDHT_OK)
         return st;
     /* Located once, for the engine too where the first look does not
-     * answer. */
+     * answer (reading on after the first candidate if it passed it). */
     mpidht_address_t addr;
-    bool answered = false;
+    mpidht_look_t look;
     mpidht_locate(table, key, &addr, 1);
-    st = mpidht_engine_read_alone(table, &addr, key, value, &answered);
+    st = mpidht_engine_read_alone(table, &addr, key, value, &look);
     if (st != MPIDHT_OK)
         return st;
-    if (!answered)
-        return run_one(table, MPIDHT_OP_READ, key, NULL, value, NULL, &addr);
-    mpidht_count_read(&table->stats, true);
-    return MPIDHT_OK;
+    if (look == MPIDHT_LOOK_NONE || look == MPIDHT_LOOK_PASSED)
+        return run_one(table, MPIDHT_OP_READ, key, NULL, value, NULL, &addr,
+                       look == MPIDHT_LOOK_PASSED);
+    mpidht_count_read(&table->stats, look == MPIDHT_LOOK_HIT);
+    return look == MPIDHT_LOOK_HIT ? MPIDHT_OK : MPIDHT_NOT_FOUND;
 }
 
 mpidht_status_t mpidht_write(mpidht_t *table, const void *key,
@@ -58,7 +61,7 @@ mpidht_status_t mpidht_write(mpidht_t *table, const void *key,
     mpidht_status_t st = check_call(table, key, value);
     int done = 0;
     if (st == MPIDHT_OK)
-        st = run_one(table, MPIDHT_OP_WRITE, key, value, NULL, &done, NULL);
+        st = run_one(table, MPIDHT_OP_WRITE, key, value, NULL, &done, NULL, 0);
     if (st == MPIDHT_OK && outcome)
         *outcome = (mpidht_write_outcome_t)done;
     return st;
@@ -67,7 +70,7 @@ mpidht_status_t mpidht_write(mpidht_t *table, const void *key,
 mpidht_status_t mpidht_remove(mpidht_t *table, const void *key)
 {
     mpidht_status_t st = check_call(table, key, key);
-    return st == MPIDHT_OK ? run_one(table, MPIDHT_OP_REMOVE, key, NULL, NULL, NULL, NULL) : st;
+    return st == MPIDHT_OK ? run_one(table, MPIDHT_OP_REMOVE, key, NULL, NULL, NULL, NULL, 0) : st;
 }
 
 mpidht_status_t mpidht_update(mpidht_t *table, const void *key, mpidht_update_fn fn,
@@ -80,7 +83,7 @@ mpidht_status_t mpidht_update(mpidht_t *table, const void *key, mpidht_update_fn
     if (st == MPIDHT_OK)
         st = mpidht_engine_set_update(table, 1, fn, user_data);
     if (st == MPIDHT_OK)
-        st = run_one(table, MPIDHT_OP_UPDATE, key, NULL, NULL, &done, NULL);
+        st = run_one(table, MPIDHT_OP_UPDATE, key, NULL, NULL, &done, NULL, 0);
     if ((st == MPIDHT_OK || st == MPIDHT_ERR_UPDATE_ACTION) && outcome)
         *outcome = (mpidht_update_outcome_t)done;
     return st;

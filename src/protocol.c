@@ -38,9 +38,11 @@ mpidht_status_t mpidht_read_hit(mpidht_t *t, mpidht_item_t *it, unsigned c)
 
 void mpidht_read_start(const mpidht_t *t, mpidht_item_t *it)
 {
-    it->first = 0;
-    it->count = it->op == MPIDHT_OP_SCAN || !t->same_node[it->addr.rank] ? it->addr.count : 1;
-    mpidht_address_need(&it->addr, it->count);
+    it->first = it->from;
+    it->count = it->op == MPIDHT_OP_SCAN || !t->same_node[it->addr.rank] || it->from > 0
+                    ? it->addr.count - it->from
+                    : 1;
+    mpidht_address_need(&it->addr, it->first + it->count);
 }
 
 bool mpidht_read_next(mpidht_item_t *it)

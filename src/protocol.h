@@ -54,7 +54,9 @@ mpidht_status_t mpidht_read_hit(mpidht_t *t, mpidht_item_t *it, unsigned c);
  * first round, derived: every one where the target is on another node,
  * where each round is a network round trip (a miss then costs one
  * round); on this node the first alone (a hit is usually there, and a
- * round costs little), then the rest. A scan gets all. */
+ * round costs little), then the rest. A scan gets all. A read whose
+ * first candidates were seen without its key (item.from > 0: the lone
+ * read's first look) gets all the others at once. */
 void mpidht_read_start(const mpidht_t *t, mpidht_item_t *it);
 
 /* Moves a read on after its candidates [first, first + count) held no
