@@ -5,6 +5,8 @@
  * status and leave the table exactly as it was; anything else (a crash,
  * a sanitizer report, another status, a changed table) aborts.
  *
+ * The file is removed after each load.
+ *
  * The first input byte chooses which checksums the harness recomputes
  * before writing the file (bit 0: blocks, bit 1: block table, bit 2:
  * header), so that mutations reach the checks behind them instead of
@@ -21,7 +23,7 @@
 enum { KEY = 8, VALUE = 8, RECORD = KEY + VALUE, BASELINE = 5 };
 
 static mpidht_t *table;
-static char path[64];
+static char path[4096];
 static uint64_t baseline_digest;
 
 static void require(int ok, const char *what)
@@ -80,14 +82,24 @@ static void make_table(void)
     baseline_digest = digest();
 }
 
+/* libFuzzer ends the run with exit(): the table and MPI are finalised
+ * then, so that MPI removes its session directory. */
+static void finish(void)
+{
+    mpidht_free(&table);
+    MPI_Finalize();
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
     MPI_Init(NULL, NULL);
+    atexit(finish);
     const char *dir = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/mpidht-fuzz-%ld.bin", dir && strlen(dir) < 30 ? dir : "/tmp",
-             (long)getpid());
+    int n = snprintf(path, sizeof path, "%s/mpidht-fuzz-%ld.bin", dir && *dir ? dir : "/tmp",
+                     (long)getpid());
+    require(n > 0 && (size_t)n < sizeof path, "TMPDIR is too long");
     make_table();
     return 0;
 }
@@ -132,6 +144,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
     mpidht_status_t st = mpidht_restore(table, path, &r);
+    remove(path); /* libFuzzer keeps any input that fails */
     if (st == MPIDHT_OK) {
         require(r.inserted + r.updated + r.evicted == r.entries,
                 "report does not add up");
