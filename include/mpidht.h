@@ -26,7 +26,10 @@
  *     the environment variable MPIDHT_DEBUG_COLLECTIVES set to a number of
  *     seconds when mpidht_create is called (the same on every process:
  *     create refuses a setting that differs, on or off, with
- *     MPIDHT_ERR_DEBUG_SETTING on every process that entered it), every
+ *     MPIDHT_ERR_DEBUG_SETTING on every process that entered it; a value
+ *     that is no number of seconds is, like a bad argument, refused with
+ *     MPIDHT_ERR_DEBUG_SETTING where it is set and MPIDHT_ERR_PEER on the
+ *     others), every
  *     collective call on the table, create included, first checks
  *     that every process entered the same call. Where they have not within
  *     that time, the call does nothing and returns
@@ -276,10 +279,12 @@ typedef struct mpidht_params {
      * MPIDHT_DEFAULT_TIMEOUT; 0 waits for ever. */
     double timeout;
     /* Appended after 0.2.0: where mpidht_create writes, when it
-     * fails, what failed in words (the parameter that differs between
-     * processes, the processes that did not enter it in the debug mode,
-     * ...), and "" when it succeeds; cut to error_detail_size bytes, its
-     * terminating zero included. NULL = nowhere. Need not be equal on the
+     * fails, what failed in words (this process's bad argument and its
+     * value; with MPIDHT_ERR_PEER, the lowest rank that failed and its
+     * status; the parameter that differs between processes; the
+     * processes that did not enter it in the debug mode; ...), and ""
+     * when it succeeds; cut to error_detail_size bytes, its terminating
+     * zero included. NULL = nowhere. Need not be equal on the
      * processes. */
     char *error_detail;
     size_t error_detail_size;

@@ -1,5 +1,6 @@
 #include "collective.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -7,15 +8,32 @@
 
 #include "table.h"
 
+mpidht_status_t mpidht_agree_who(MPI_Comm comm, mpidht_status_t local, int *who,
+                                 mpidht_status_t *theirs)
+{
+    /* The lowest rank that failed, its status riding as MINLOC's index
+     * (ranks are distinct, so the index is that rank's). */
+    int rank = 0, mine[2], first[2];
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    mine[0] = local != MPIDHT_OK ? rank : INT_MAX;
+    mine[1] = (int)local;
+    if (MPI_Allreduce(mine, first, 1, MPI_2INT, MPI_MINLOC, comm) != MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    if (local != MPIDHT_OK)
+        return local;
+    if (first[0] == INT_MAX)
+        return MPIDHT_OK;
+    *who = first[0];
+    *theirs = (mpidht_status_t)first[1];
+    return MPIDHT_ERR_PEER;
+}
+
 mpidht_status_t mpidht_agree(MPI_Comm comm, mpidht_status_t local)
 {
-    int failed_here = local != MPIDHT_OK, failed_anywhere = 1;
-    if (MPI_Allreduce(&failed_here, &failed_anywhere, 1, MPI_INT, MPI_MAX,
-                      comm) != MPI_SUCCESS)
-        return MPIDHT_ERR_MPI;
-    if (failed_here)
-        return local;
-    return failed_anywhere ? MPIDHT_ERR_PEER : MPIDHT_OK;
+    int who;
+    mpidht_status_t theirs;
+    return mpidht_agree_who(comm, local, &who, &theirs);
 }
 
 mpidht_status_t mpidht_agree_same(MPI_Comm comm, mpidht_status_t local)

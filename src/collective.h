@@ -11,6 +11,11 @@
  * For errors in a process's own arguments. */
 mpidht_status_t mpidht_agree(MPI_Comm comm, mpidht_status_t local);
 
+/* mpidht_agree, and where it returns MPIDHT_ERR_PEER, *who and *theirs
+ * are the lowest rank of comm that failed and the status it passed. */
+mpidht_status_t mpidht_agree_who(MPI_Comm comm, mpidht_status_t local, int *who,
+                                 mpidht_status_t *theirs);
+
 /* Every process gets the same status: MPIDHT_OK if all passed MPIDHT_OK,
  * otherwise the largest error passed anywhere. For errors that concern
  * all processes alike, such as a damaged file. */

@@ -98,6 +98,73 @@ static mpidht_status_t check_params_equal(mpidht_t *t, const mpidht_params_t *p,
     return MPIDHT_ERR_MISMATCHED_PARAMS;
 }
 
+/* Says in the error detail, where nothing has yet, what this process's
+ * own arguments got wrong (st: its own error; p: the parameters as read,
+ * the defaults where they could not be). */
+static void describe_own_error(mpidht_t *t, const mpidht_params_t *p, mpidht_status_t st)
+{
+    char *d = t->diag->detail;
+    size_t n = sizeof t->diag->detail;
+    if (st == MPIDHT_OK || d[0] != '\0')
+        return;
+    mpidht_append(d, n, "on this process (rank %d): ", t->rank);
+    size_t bucket = mpidht_params_layout(p).bucket_size;
+    switch (st) {
+    case MPIDHT_ERR_KEY_SIZE:
+        mpidht_append(d, n, "key_size is %zu", p->key_size);
+        break;
+    case MPIDHT_ERR_VALUE_SIZE:
+        mpidht_append(d, n, "value_size is %zu", p->value_size);
+        break;
+    case MPIDHT_ERR_UNKNOWN_PROTOCOL:
+        mpidht_append(d, n, "protocol is %d", (int)p->protocol);
+        break;
+    case MPIDHT_ERR_UNKNOWN_WINDOW:
+        mpidht_append(d, n, "window is %d", (int)p->window);
+        break;
+    case MPIDHT_ERR_CANDIDATES:
+        mpidht_append(d, n, "candidates is %u", p->candidates);
+        break;
+    case MPIDHT_ERR_UNKNOWN_EVICTION:
+        mpidht_append(d, n, "eviction is %d", (int)p->eviction);
+        break;
+    case MPIDHT_ERR_TIMEOUT_SETTING:
+        mpidht_append(d, n, "timeout is %g", p->timeout);
+        break;
+    case MPIDHT_ERR_BUDGET_TOO_SMALL:
+        mpidht_append(d, n, "memory_per_process is %zu bytes, a bucket %zu",
+                      p->memory_per_process, bucket);
+        break;
+    case MPIDHT_ERR_BUDGET_TOO_LARGE:
+        mpidht_append(d, n,
+                      "memory_per_process is %zu bytes: %zu buckets of %zu (at most %" PRIu64
+                      "), and with the budgets of the processes on this node at most its "
+                      "%" PRIu64 " bytes",
+                      p->memory_per_process, p->memory_per_process / bucket, bucket,
+                      (uint64_t)MPIDHT_MAX_BUCKETS_PER_PROCESS, physical_memory_bytes());
+        break;
+    default:
+        mpidht_append(d, n, "%s", mpidht_strerror(st));
+        break;
+    }
+}
+
+/* mpidht_agree for the steps of create, whose error detail says what
+ * failed: this process's own error (describe_own_error), or the lowest
+ * rank that failed and its status. */
+static mpidht_status_t agree_create(mpidht_t *t, const mpidht_params_t *p,
+                                    mpidht_status_t local)
+{
+    describe_own_error(t, p, local);
+    int who = -1;
+    mpidht_status_t theirs = MPIDHT_OK;
+    mpidht_status_t st = mpidht_agree_who(t->comm, local, &who, &theirs);
+    if (st == MPIDHT_ERR_PEER && t->diag->detail[0] == '\0')
+        snprintf(t->diag->detail, sizeof t->diag->detail,
+                 "process %d (the lowest rank that failed): %s", who, mpidht_strerror(theirs));
+    return st;
+}
+
 /* Refuses budgets that, summed over the processes of a node, exceed its
  * physical memory: touching such a window would kill the job later. */
 static mpidht_status_t check_node_memory(MPI_Comm node, uint64_t bytes)
@@ -143,11 +210,10 @@ static mpidht_status_t mark_node(mpidht_t *t, MPI_Comm node)
 
 /* Learns every process's bucket count and keeps the hosting ones, with
  * where each one's range of buckets starts (placement by capacity). */
-static mpidht_status_t gather_hosts(mpidht_t *t)
+static mpidht_status_t gather_hosts(mpidht_t *t, const mpidht_params_t *params)
 {
     uint64_t *all = malloc((size_t)t->comm_size * sizeof *all);
-    mpidht_status_t st = all ? MPIDHT_OK : MPIDHT_ERR_NO_MEMORY;
-    st = mpidht_agree(t->comm, st);
+    mpidht_status_t st = agree_create(t, params, all ? MPIDHT_OK : MPIDHT_ERR_NO_MEMORY);
     if (st != MPIDHT_OK) {
         free(all);
         return st;
@@ -175,9 +241,12 @@ static mpidht_status_t gather_hosts(mpidht_t *t)
     if (st == MPIDHT_OK)
         t->host_first[t->hosts] = t->total_buckets;
     free(all);
-    st = mpidht_agree(t->comm, st);
-    if (st == MPIDHT_OK && t->hosts == 0)
+    st = agree_create(t, params, st);
+    if (st == MPIDHT_OK && t->hosts == 0) {
         st = MPIDHT_ERR_NO_STORAGE;
+        snprintf(t->diag->detail, sizeof t->diag->detail,
+                 "memory_per_process is 0 on all %d processes", t->comm_size);
+    }
     return st;
 }
 
@@ -197,28 +266,29 @@ static mpidht_status_t build(mpidht_t *t, const mpidht_params_t *params,
     t->hash_user_data = params->hash_user_data;
     t->stats.struct_size = sizeof t->stats;
 
-    mpidht_status_t st = gather_hosts(t);
+    mpidht_status_t st = gather_hosts(t, params);
     if (st != MPIDHT_OK)
         return st;
     /* Same inputs everywhere, so every process reaches the same verdict. */
     t->single_node = single_node;
     st = mpidht_window_resolve(params->window, single_node, &t->window);
+    describe_own_error(t, params, st); /* the same verdict everywhere */
     if (st != MPIDHT_OK)
         return st;
-    st = mpidht_agree(t->comm, mpidht_engine_reserve(t, 1));
+    st = agree_create(t, params, mpidht_engine_reserve(t, 1));
     if (st != MPIDHT_OK)
         return st;
 
-    st = mpidht_agree(t->comm, mpidht_window_allocate(t, (size_t)t->local_buckets *
+    st = agree_create(t, params, mpidht_window_allocate(t, (size_t)t->local_buckets *
                                                       t->layout.bucket_size));
     if (st != MPIDHT_OK)
         return st;
-    st = mpidht_agree(t->comm, mpidht_window_decide_direct(t));
+    st = agree_create(t, params, mpidht_window_decide_direct(t));
     if (st != MPIDHT_OK)
         return st;
     /* The window is freed on failure, which needs every epoch closed. */
     mpidht_status_t opened = t->ops->open(t);
-    st = mpidht_agree(t->comm, opened);
+    st = agree_create(t, params, opened);
     if (st != MPIDHT_OK && opened == MPIDHT_OK)
         t->ops->close(t);
     /* Recency time starts now, within the spread of the agreement. */
@@ -279,7 +349,7 @@ static mpidht_status_t setup(mpidht_t *t, const mpidht_params_t *given,
                             valid);
     if (local == MPIDHT_OK)
         local = st;
-    st = mpidht_agree(t->comm, local);
+    st = agree_create(t, params, local);
     if (st != MPIDHT_OK)
         return st;
     return build(t, params, node_size == t->comm_size);
@@ -321,12 +391,14 @@ static void unwatch_finalize(mpidht_t *t)
     t->finalize_keyval = MPI_KEYVAL_INVALID;
 }
 
-/* Hands the error detail to the caller's buffer, if params has one. */
-static void give_detail(const mpidht_params_t *params, const char *detail)
+/* Hands the error detail to the caller's buffer, if params has one: the
+ * status's message where a failure (st) left no detail. */
+static void give_detail(const mpidht_params_t *params, const char *detail, mpidht_status_t st)
 {
     if (params && params->struct_size == sizeof *params && params->error_detail &&
         params->error_detail_size > 0)
-        snprintf(params->error_detail, params->error_detail_size, "%s", detail);
+        snprintf(params->error_detail, params->error_detail_size, "%s",
+                 st != MPIDHT_OK && !detail[0] ? mpidht_strerror(st) : detail);
 }
 
 mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
@@ -335,7 +407,7 @@ mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
     int initialized = 0, finalized = 0, inter = 0;
     if (table)
         *table = NULL;
-    give_detail(params, "");
+    give_detail(params, "", MPIDHT_OK);
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
     if (!initialized || finalized)
@@ -360,7 +432,7 @@ mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
                   .diag = &diag};
     mpidht_status_t st = mpidht_dup_checked(comm, &diag, setting, &t.comm);
     if (st != MPIDHT_OK) {
-        give_detail(params, diag.detail);
+        give_detail(params, diag.detail, st);
         return st;
     }
 
@@ -376,7 +448,7 @@ mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
         if (t.ops)
             mpidht_window_free(&t); /* frees whatever part exists */
         release(&t);
-        give_detail(params, diag.detail);
+        give_detail(params, diag.detail, st);
         return st;
     }
     *kept = diag;

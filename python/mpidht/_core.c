@@ -39,7 +39,7 @@ static PyObject *raise_status(mpidht_status_t st)
  * message where the detail is not empty. */
 static PyObject *raise_detailed(mpidht_status_t st, const char *detail)
 {
-    if (!detail || !*detail)
+    if (!detail || !*detail || !strcmp(detail, mpidht_strerror(st)))
         return raise_status(st);
     PyObject *text = PyUnicode_DecodeUTF8(detail, (Py_ssize_t)strlen(detail), "replace");
     PyObject *message = text ? PyUnicode_FromFormat("%s: %U", mpidht_strerror(st), text) : NULL;

@@ -16,20 +16,38 @@ static uint64_t rank_dependent_hash(const void *key, size_t key_size, void *user
     return (uint64_t)(uintptr_t)user_data;
 }
 
-/* Creates with p and expects status on this rank; no table may result. */
-static void expect_create(const mpidht_params_t *p, mpidht_status_t status, int line)
+/* Creates with p and expects status on this rank, no table, and an error
+ * detail holding part (where p gives no buffer of its own: any non-empty
+ * detail if part is NULL). */
+static void expect_create(const mpidht_params_t *given, mpidht_status_t status,
+                          const char *part, int line)
 {
     mpidht_t *table = (mpidht_t *)&table; /* must be overwritten with NULL */
+    mpidht_params_t copy;
+    const mpidht_params_t *p = given;
+    char detail[512] = "not written", msg[768];
+    if (given && given->struct_size == sizeof *given && !given->error_detail) {
+        copy = *given;
+        copy.error_detail = detail;
+        copy.error_detail_size = sizeof detail;
+        p = &copy;
+    }
     mpidht_status_t got = mpidht_create(MPI_COMM_WORLD, p, &table);
     if (got != status) {
-        char msg[256];
         snprintf(msg, sizeof msg, "create returned %s, expected %s",
                  mpidht_strerror(got), mpidht_strerror(status));
         test_fail(__FILE__, line, msg);
     }
+    if (p == &copy && (!detail[0] || !strcmp(detail, "not written") ||
+                       (part && !strstr(detail, part)))) {
+        snprintf(msg, sizeof msg, "error detail '%s', expected one with '%s'", detail,
+                 part ? part : "anything");
+        test_fail(__FILE__, line, msg);
+    }
     CHECK(table == NULL);
 }
-#define EXPECT_CREATE(p, status) expect_create(p, status, __LINE__)
+#define EXPECT_CREATE(p, status) expect_create(p, status, NULL, __LINE__)
+#define EXPECT_CREATE_SAYING(p, status, part) expect_create(p, status, part, __LINE__)
 
 /* A parameter that differs between processes fails create everywhere, and
  * the error detail names that parameter, and no other, with its value on
@@ -89,7 +107,7 @@ static void bad_create_arguments(void)
     EXPECT_CREATE(&p, MPIDHT_ERR_PARAMS_VERSION);
     p = good;
     p.key_size = 0;
-    EXPECT_CREATE(&p, MPIDHT_ERR_KEY_SIZE);
+    EXPECT_CREATE_SAYING(&p, MPIDHT_ERR_KEY_SIZE, "key_size is 0");
     p.key_size = MPIDHT_MAX_KEY_SIZE + 1;
     EXPECT_CREATE(&p, MPIDHT_ERR_KEY_SIZE);
     p = good;
@@ -103,7 +121,7 @@ static void bad_create_arguments(void)
     p.protocol = (mpidht_protocol_t)0;
     EXPECT_CREATE(&p, MPIDHT_ERR_UNKNOWN_PROTOCOL);
     p.protocol = (mpidht_protocol_t)77;
-    EXPECT_CREATE(&p, MPIDHT_ERR_UNKNOWN_PROTOCOL);
+    EXPECT_CREATE_SAYING(&p, MPIDHT_ERR_UNKNOWN_PROTOCOL, "protocol is 77");
     p = good;
     p.window = (mpidht_window_kind_t)9;
     EXPECT_CREATE(&p, MPIDHT_ERR_UNKNOWN_WINDOW);
@@ -112,7 +130,7 @@ static void bad_create_arguments(void)
     EXPECT_CREATE(&p, MPIDHT_ERR_CANDIDATES);
     p = good;
     p.memory_per_process = 7; /* below one bucket */
-    EXPECT_CREATE(&p, MPIDHT_ERR_BUDGET_TOO_SMALL);
+    EXPECT_CREATE_SAYING(&p, MPIDHT_ERR_BUDGET_TOO_SMALL, "memory_per_process is 7 bytes, a bucket");
     p.memory_per_process = SIZE_MAX; /* more than 2^32 buckets */
     EXPECT_CREATE(&p, MPIDHT_ERR_BUDGET_TOO_LARGE);
     {
@@ -131,19 +149,27 @@ static void bad_create_arguments(void)
     }
     p = good;
     p.memory_per_process = 0;
-    EXPECT_CREATE(&p, MPIDHT_ERR_NO_STORAGE);
+    EXPECT_CREATE_SAYING(&p, MPIDHT_ERR_NO_STORAGE, "memory_per_process is 0 on all");
 
-    /* A fault on one process fails the call everywhere. */
+    /* A fault on one process fails the call everywhere; the others' detail
+     * names the lowest rank that failed and its status. */
+    char peer[256];
+    snprintf(peer, sizeof peer, "process %d (the lowest rank that failed): %s", size - 1,
+             mpidht_strerror(MPIDHT_ERR_KEY_SIZE));
     p = good;
     if (rank == size - 1)
         p.key_size = 0;
-    EXPECT_CREATE(&p, rank == size - 1 ? MPIDHT_ERR_KEY_SIZE
-                      : size > 1       ? MPIDHT_ERR_PEER
-                                       : MPIDHT_ERR_KEY_SIZE);
+    EXPECT_CREATE_SAYING(&p, rank == size - 1 ? MPIDHT_ERR_KEY_SIZE : MPIDHT_ERR_PEER,
+                         rank == size - 1 ? "key_size is 0" : peer);
+    snprintf(peer, sizeof peer, "process 0 (the lowest rank that failed): %s",
+             mpidht_strerror(MPIDHT_ERR_BUDGET_TOO_LARGE));
     p = good;
-    if (rank == 0)
+    if (rank == 0 || rank == size - 1)
         p.memory_per_process = SIZE_MAX;
-    EXPECT_CREATE(&p, rank == 0 ? MPIDHT_ERR_BUDGET_TOO_LARGE : MPIDHT_ERR_PEER);
+    EXPECT_CREATE_SAYING(&p,
+                         rank == 0 || rank == size - 1 ? MPIDHT_ERR_BUDGET_TOO_LARGE
+                                                       : MPIDHT_ERR_PEER,
+                         rank == 0 || rank == size - 1 ? "memory_per_process is" : peer);
 
     if (size > 1) {
         p = good;
