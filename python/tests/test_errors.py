@@ -47,7 +47,12 @@ def test_library_rejections_on_every_rank(comm: MPI.Intracomm, kwargs: dict[str,
         mpidht.Table(comm, args["key_size"], args["value_size"],
                      args["memory_per_process"], candidates=args.get("candidates", 0))
     assert e.value.status == status
-    assert str(e.value) == mpidht.strerror(status)
+    # The status's message, then the library's detail: this process's own
+    # argument, or for a table without memory, that every process gave 0.
+    assert str(e.value).startswith(f"{mpidht.strerror(status)}: " + (
+        f"memory_per_process is 0 on all {comm.Get_size()} processes"
+        if status == mpidht.Status.ERR_NO_STORAGE else
+        f"on this process (rank {comm.Get_rank()}): "))
 
 
 def test_fault_on_one_rank_reaches_all(comm: MPI.Intracomm) -> None:
@@ -55,6 +60,10 @@ def test_fault_on_one_rank_reaches_all(comm: MPI.Intracomm) -> None:
     with pytest.raises(mpidht.Error) as e:
         mpidht.Table(comm, 8 if rank else 0, 8, 4096)
     assert e.value.status == (mpidht.Status.ERR_KEY_SIZE if rank == 0 else mpidht.Status.ERR_PEER)
+    # Each says what failed: its own key_size, or which process failed how.
+    assert str(e.value).endswith(
+        "on this process (rank 0): key_size is 0" if rank == 0 else
+        f"process 0 (the lowest rank that failed): {mpidht.strerror(mpidht.Status.ERR_KEY_SIZE)}")
     if comm.Get_size() > 1:
         with pytest.raises(mpidht.Error) as e:
             mpidht.Table(comm, 8, 8 + rank, 4096)
