@@ -42,10 +42,22 @@ def model(states: Array) -> Array:
     return np.column_stack([a, b])
 
 
+def _positive(text: str) -> int:
+    """A whole number above 0, for argparse."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def main(argv: Optional[Sequence[str]] = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--states", type=int, default=2000, help="states per process")
-    parser.add_argument("--batch", type=int, default=50, help="states per surrogate call")
+    parser.add_argument("--states", type=_positive, default=2000, help="states per process")
+    parser.add_argument("--batch", type=_positive, default=50,
+                        help="states per surrogate call (the last call takes what is left)")
     args = parser.parse_args(argv)
     comm = MPI.COMM_WORLD
     rng = np.random.default_rng(comm.Get_rank())
@@ -63,7 +75,8 @@ def main(argv: Optional[Sequence[str]] = None) -> dict[str, float]:
             Neighbours(comm, coarse, settings, 1 << 22) as near:
         for start in range(0, args.states, args.batch):
             centre = np.array([0.5 + 0.3 * start / args.states, 0.2])
-            states = centre * (1 + 0.05 * rng.uniform(-1, 1, size=(args.batch, 2)))
+            n = min(args.batch, args.states - start)
+            states = centre * (1 + 0.05 * rng.uniform(-1, 1, size=(n, 2)))
             keys = encode_keys(states, fine)
             stored, found = table.read_many(keys)
             out = np.empty_like(states)

@@ -10,9 +10,9 @@ The column has ``cells`` reacting cells at Courant number 1: the flow is
 set so that one time step moves exactly one pore volume, and the DHT is
 off. Both sides take the waters, the kinetics and the database from the
 configuration (default: SimDol2D's). ``--set`` may change those, not what
-the column sets itself (grid.nx, grid.ny, time.time_step, time.iterations,
-run.save_every, run.package_size, flow.fixed_pressure, dht.enabled,
-dht.restore, dht.dump): such a key is refused.
+the column sets itself or does without (grid.nx, grid.ny, time.time_step,
+time.iterations, flow.fixed_pressure, and the sections run, dht and
+interp): such a key is refused.
 
 How the ends match:
 
@@ -73,12 +73,11 @@ _SETS = {"grid.nx": "it is one cell wide",
          "grid.ny": "set by --cells (and the two fixed cells)",
          "time.time_step": "set by --time-step",
          "time.iterations": "set by --steps",
-         "run.save_every": "every step is compared",
-         "run.package_size": "set from --cells",
+         "run": "it saves nothing (--out writes its report) and sets its packages "
+                "from --cells",
          "flow.fixed_pressure": "its ends are set for Courant number 1",
-         "dht.enabled": "it runs without the DHT",
-         "dht.restore": "it runs without the DHT",
-         "dht.dump": "it runs without the DHT"}
+         "dht": "it runs without the DHT",
+         "interp": "it runs without the DHT"}
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,10 @@ ESTIMATES = ("leave-one-out", "standard-error")
 #: 1000 x 1000, growing faster than the cell count (1.8 kB a cell at
 #: 300 x 300); PHREEQC takes about 10 CPU minutes per iteration there.
 MAX_CELLS = 1_000_000
+#: The shortest time step (s). PHREEQC's kinetics never returned for steps
+#: of 1e-322 s and below (subnormal numbers); a microsecond is far below
+#: any step of reactive transport and far above those.
+MIN_TIME_STEP = 1e-6
 _WATER_KEYS = ("solution", "state", "charge_balance", "equilibrium")
 
 
@@ -422,7 +426,7 @@ def _build(m: Mapping[str, Mapping[str, Any]], source: Path) -> Config:
         viscosity=float(_number(f, "flow", "viscosity", positive=True)),
         fixed=fixed,
         iterations=int(_number(t, "time", "iterations", integer=True, minimum=1)),
-        time_step=float(_number(t, "time", "time_step", positive=True)),
+        time_step=float(_number(t, "time", "time_step", minimum=MIN_TIME_STEP)),
         database=database,
         calcite_parm=float(_number(c, "chemistry", "calcite_parm", minimum=0.0)),
         dolomite_parm=float(_number(c, "chemistry", "dolomite_parm", minimum=0.0)),

@@ -13,8 +13,8 @@ stale field can be mistaken for this run's."""
 from __future__ import annotations
 
 import json
-import os
 import platform
+import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Optional
@@ -54,8 +54,10 @@ def check_folders(cfg: Config) -> None:
     in (a file on its path, no permission), if it holds an earlier run's
     outputs and run.overwrite is not set, or if run.reference is not a
     run's output folder (no saved fields, or one that cannot be read) or
-    is the output folder itself. Reads only; one process calls it and
-    shares the verdict, since that process then writes there (``start``)."""
+    is the output folder itself. Writes nothing it leaves (a folder made
+    and removed again shows that one can be made); one process calls it
+    and shares the verdict, since that process then writes there
+    (``start``)."""
     out, ref = cfg.output_dir, cfg.reference
     # The run replaces the fields there (only a run's own files are
     # removed, none in a subfolder): it would be compared with itself.
@@ -72,8 +74,13 @@ def check_folders(cfg: Config) -> None:
                                         f" cannot be made: {nearest}")
     if not nearest.is_dir():
         raise ConfigError(f"{where} is not a folder")
-    if not os.access(nearest, os.W_OK | os.X_OK):
-        raise ConfigError(f"{where} is a folder this process may not write in")
+    # Tried, not asked: os.access says yes to root on a read-only file
+    # system or in /proc.
+    try:
+        tempfile.TemporaryDirectory(dir=nearest, prefix=".mpidht-sim-probe-").cleanup()
+    except OSError as e:
+        raise ConfigError(f"{where} is a folder this process may not write in "
+                          f"({e.strerror or e})") from None
     stale = earlier_outputs(out)
     if stale and not cfg.overwrite:
         names = ", ".join(p.name for p in stale[:4]) + (", ..." if len(stale) > 4 else "")

@@ -461,9 +461,23 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
     """main's runs and reports from checked settings, collective over
     comm; its exit status."""
     from .driver import run
-    from .output import finish, start
+    from .output import check_folders, finish, start
 
     rank = comm.Get_rank()
+    # --out is checked as the simulator checks its output folder, by the
+    # process that writes there, before anything is run.
+    problem = None
+    if rank == 0:
+        try:
+            check_folders(reference_cfg)
+        except ConfigError as e:
+            problem = str(e)
+    problem = comm.bcast(problem, root=0)
+    if problem is not None:
+        if rank == 0:
+            print(f"mpidht_sim.validate: configuration error: --out {args.out}: {problem}",
+                  file=sys.stderr)
+        return 2
     ref_dir = args.reference or args.out / "reference"
     # One process decides (and then writes there): every process agrees.
     fresh = comm.bcast(args.reference is None

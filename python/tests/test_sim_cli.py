@@ -165,3 +165,17 @@ def test_damaged_warm_start_ends_every_process_cleanly(tmp_path: Path) -> None:
     assert warm.returncode == 2, warm.stderr
     assert warm.stderr.count("mpidht_sim: refused before the first step:") == 1
     assert "MPI_ABORT" not in warm.stderr and "Traceback" not in warm.stderr
+
+
+def test_validate_refuses_an_out_it_cannot_write(tmp_path: Path) -> None:
+    """validate --out naming a file: refused before any run (it ran the
+    reference first, then failed with NotADirectoryError)."""
+    afile = tmp_path / "afile"
+    afile.write_text("mine")
+    done = run("mpidht_sim.validate", "--out", str(afile), "--set", "grid.nx=4",
+               "--set", "grid.ny=4", "--set", "time.iterations=1", rank="0")
+    assert done.returncode == 2, done.stderr
+    assert (f"mpidht_sim.validate: configuration error: --out {afile}: run.output_dir: "
+            f"{afile / 'reference'} cannot be made: {afile} is not a folder") in done.stderr
+    assert "reference run" not in done.stdout and "Traceback" not in done.stderr
+    assert afile.read_text() == "mine"

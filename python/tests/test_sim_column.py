@@ -85,8 +85,11 @@ def test_column_config_sets_its_keys(tmp_path: Path) -> None:
     saving.write_text("[dht]\ndump = true\n")
     cfg = column_config(2, 2, 1000.0, saving)
     assert not cfg.dht.enabled and not cfg.dht.dump and cfg.dht.restore is None
-    assert column_config(2, 2, 1000.0, None, {"dht.digits.C": 3}).dht.digits["C"] == 3
-    for key, value in (("grid.ny", 5), ("dht.enabled", True), ("flow.fixed_pressure", [])):
+    # What the column does without is refused too (run.output_dir was
+    # accepted and ignored).
+    for key, value in (("grid.ny", 5), ("dht.enabled", True), ("flow.fixed_pressure", []),
+                       ("dht.digits.C", 3), ("interp.enabled", True),
+                       ("run.output_dir", str(tmp_path)), ("run.reference", str(tmp_path))):
         with pytest.raises(ConfigError, match=f"cannot override '{key}' for the column"):
             column_config(2, 2, 1000.0, None, {key: value})
 

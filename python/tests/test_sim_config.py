@@ -38,6 +38,9 @@ def test_overrides_and_relative_cells() -> None:
     ({"grid.permeability": -1.0}, "grid.permeability must be positive"),
     ({"grid.depth": 3}, "unknown key(s) in [grid]: depth"),
     ({"time.time_step": "soon"}, "time.time_step must be a number"),
+    # PHREEQC never returned from the first reaction with such a step.
+    ({"time.time_step": 5e-324}, "time.time_step must be at least 1e-06, got 5e-324"),
+    ({"time.time_step": 0.0}, "time.time_step must be at least 1e-06"),
     ({"dht.protocol": "optimistic"}, "dht.protocol must be coarse, fine or lockfree"),
     ({"dht.digits": {"C": 5}}, "dht.digits.Ca is required"),
     ({"dht.digits": {"Fe": 5}}, "unknown variable(s) Fe"),

@@ -54,6 +54,15 @@ def test_output_folder_that_cannot_be_made(tmp_path: Path) -> None:
                 f"run.output_dir: {out} cannot be made: {tmp_path / 'afile'} is not a folder")):
             check_folders(load(None, {"run.output_dir": str(out)}))
     assert [p.name for p in tmp_path.iterdir()] == ["afile"]
+    # A folder where nobody may make one, though os.access says yes to
+    # root: refused as well (it was a FileNotFoundError once writing).
+    with pytest.raises(ConfigError, match=re.escape(
+            "run.output_dir: /proc/mpidht-out cannot be made: /proc is a folder this "
+            "process may not write in")):
+        check_folders(load(None, {"run.output_dir": "/proc/mpidht-out"}))
+    # The try leaves nothing behind.
+    check_folders(load(None, {"run.output_dir": str(tmp_path / "new")}))
+    assert [p.name for p in tmp_path.iterdir()] == ["afile"]
 
 
 def test_overwrite_removes_only_what_a_run_writes(tmp_path: Path) -> None:
