@@ -249,7 +249,7 @@ def _exactly(keys: npt.NDArray[Any], dtype: np.dtype[Any]) -> npt.NDArray[Any]:
     """keys converted to dtype, where every key keeps its value: integers
     within an integer dtype's range; integers and floats that a float dtype
     holds exactly (a NaN stays a NaN); bools. Anything else (floats to
-    integers, bytes, strings, Python integers beyond 64 bits) raises
+    integers, bytes, strings, Python objects) raises
     TypeError, a key that would change ValueError."""
     source = keys.dtype
     if source.kind in "iu" and dtype.kind == "f":
@@ -294,11 +294,57 @@ def _exactly(keys: npt.NDArray[Any], dtype: np.dtype[Any]) -> npt.NDArray[Any]:
     return converted
 
 
+def _exact_number(x: object, dtype: np.dtype[Any]) -> Any:
+    """One number of a list of keys, converted to dtype as ``_exactly``
+    converts an array of its own type: a Python int as int64 or uint64
+    (one beyond both is held only by a float dtype that holds it
+    exactly), a Python float as float64, NumPy scalars as they are."""
+    if isinstance(x, int) and not isinstance(x, bool):
+        if -2**63 <= x < 2**63:
+            return _exactly(np.asarray(x, dtype=np.int64), dtype)[()]
+        if 0 <= x < 2**64:
+            return _exactly(np.asarray(x, dtype=np.uint64), dtype)[()]
+        if dtype.kind == "f":
+            try:
+                near = float(x)
+            except OverflowError:
+                near = None
+            if near is not None and int(near) == x:
+                return _exactly(np.asarray(near), dtype)[()]
+            raise ValueError(f"key {x} cannot be held exactly by the table's key_dtype {dtype}"
+                             + (" (it is beyond its range)" if near is None
+                                else f" (it would become {near})"))
+        raise ValueError(f"key {x} cannot be held exactly by the table's key_dtype {dtype} "
+                         "(it is out of its range)")
+    if isinstance(x, float):
+        return _exactly(np.asarray(x, dtype=np.float64), dtype)[()]
+    return _exactly(np.asarray(x), dtype)[()]
+
+
+def _exact_array(keys: object, dtype: np.dtype[Any]) -> npt.NDArray[Any]:
+    """keys (an array, a NumPy scalar, a Python number or a list or tuple
+    of them) converted to dtype by ``_exactly``. NumPy converts a list to
+    one dtype first, which may change a key (an int beyond 2**53 among
+    floats, or beside an int beyond int64's range, becomes float64), so
+    the numbers of a list that NumPy does not hold as integers are
+    converted one by one, each as a single key is."""
+    if isinstance(keys, (np.ndarray, np.generic)):
+        return _exactly(np.asarray(keys), dtype)
+    a = np.asarray(keys)
+    if a.dtype.kind not in "fO":
+        return _exactly(a, dtype)  # integers and bools as they are, or TypeError
+    items = np.asarray(keys, dtype=object)
+    out = np.empty(items.shape, dtype=dtype)
+    for i, x in enumerate(items.flat):
+        out.flat[i] = _exact_number(x, dtype)
+    return out
+
+
 def _typed_keys(keys: object, dtype: np.dtype[Any], key_size: int) -> npt.NDArray[Any]:
     """Keys given as numbers, converted to dtype exactly (rows of key_size
     bytes), with -0.0 folded to 0.0; a NaN is refused (it never equals
     itself)."""
-    a = _exactly(np.asarray(keys), dtype)
+    a = _exact_array(keys, dtype)
     per = key_size // dtype.itemsize
     if a.ndim <= 1 and per == 1:
         a = a.reshape(-1, 1)

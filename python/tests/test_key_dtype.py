@@ -6,7 +6,7 @@ key is converted to another (300 to int8's 44, 2**53 + 1 to float64's
 2**53)."""
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pytest
@@ -117,4 +117,88 @@ def test_key_dtype_takes_exact_conversions(comm: MPI.Intracomm) -> None:
             assert t.read(2.0**63) == b"x" * 8
             with pytest.raises(ValueError, match="key 18446744073709551615 cannot be held"):
                 t.read(np.uint64(2**64 - 1))
+        comm.Barrier()
+
+
+# Lists of Python numbers that NumPy alone would turn into one dtype that
+# changes a key: each key stays as given, and a list is checked key by key
+# as a single key is.
+@pytest.mark.parametrize("dtype, good, bad, message", [
+    # float64: an int beyond 2**53 among ints beyond int64 (NumPy: float64).
+    (np.float64, 3, 2**63 + 1, "key 9223372036854775809 cannot be held exactly by the "
+     "table's key_dtype float64 (it would become 9.223372036854776e+18)"),
+    # ... or among floats.
+    (np.float64, 0.5, 2**53 + 1, "key 9007199254740993 cannot be held exactly by the "
+     "table's key_dtype float64 (it would become 9007199254740992.0)"),
+    (np.float32, 0.5, 2**24 + 1, "key 16777217 cannot be held exactly by the "
+     "table's key_dtype float32 (it would become 16777216.0)"),
+    # Beyond float64's range.
+    (np.float64, 3, 2**1024, f"key {2**1024} cannot be held exactly by the table's "
+     "key_dtype float64 (it is beyond its range)"),
+    # int64: an int beyond its range (NumPy: float64, or objects past 2**64).
+    (np.int64, 5, 2**63, "key 9223372036854775808 cannot be held exactly by the "
+     "table's key_dtype int64 (it would become -9223372036854775808)"),
+    (np.int64, 5, 2**64, "key 18446744073709551616 cannot be held exactly by the "
+     "table's key_dtype int64 (it is out of its range)"),
+    (np.uint8, 5, -2**63 - 1, "key -9223372036854775809 cannot be held exactly by the "
+     "table's key_dtype uint8 (it is out of its range)"),
+], ids=["f8-beside-big-int", "f8-beside-float", "f4-beside-float", "f8-overflow",
+        "i8-2**63", "i8-2**64", "u1-below-int64"])
+def test_key_lists_are_checked_key_by_key(comm: MPI.Intracomm, dtype: type[np.generic],
+                                          good: Any, bad: Any, message: str) -> None:
+    """Every call that takes keys refuses a list holding a key the dtype
+    does not hold, with the single key's ValueError naming it, however
+    NumPy would have converted the list; nothing is read or written."""
+    size = np.dtype(dtype).itemsize
+    pattern = re.escape(message)
+    values = np.zeros((2, 8), dtype=np.uint8)
+    with mpidht.Table(comm, size, 8, 1 << 16, key_dtype=dtype) as t, \
+            mpidht.Table(comm, 2 * size, 8, 1 << 16, key_dtype=dtype) as pairs:
+        if comm.Get_rank() == 0:
+            with pytest.raises(ValueError, match=pattern):
+                t.read(bad)
+            calls: list[Callable[[], object]] = [
+                lambda: t.read_many([good, bad]),
+                lambda: t.read_many((good, bad)),
+                lambda: t.read_many([[good], [bad]]),
+                lambda: t._read_into([good, bad], np.zeros((2, 8), dtype=np.uint8)),
+                lambda: t.write_many([good, bad], values),
+                lambda: t.update_many([good, bad], lambda i, old: b"u" * 8),
+                lambda: pairs.read([good, bad]),
+                lambda: pairs.write([good, bad], b"w" * 8),
+                lambda: pairs.remove([good, bad]),
+                lambda: pairs.update([good, bad], lambda old: b"u" * 8),
+                lambda: pairs.read_many([[good, bad]]),
+                lambda: pairs.write_many([[good, good], [good, bad]], values),
+            ]
+            for call in calls:
+                with pytest.raises(ValueError, match=pattern):
+                    call()
+            for table in (t, pairs):
+                stats = table.stats()
+                assert stats["reads"] == stats["writes"] == 0
+        comm.Barrier()
+
+
+def test_key_list_never_hits_a_rounded_key(comm: MPI.Intracomm) -> None:
+    """2**63 + 1 beside 0 or 3 in a list (float64 for NumPy, where it is
+    2**63) is refused, never a hit on the entry of 2**63."""
+    with mpidht.Table(comm, 16, 8, 1 << 16, key_dtype=np.float64) as t:
+        if comm.Get_rank() == 0:
+            t.write([0, 2**63], b"v" * 8)
+            assert t.read([0, 2**63]) == b"v" * 8
+            assert t.read([0.0, 2.0**63]) == b"v" * 8
+            with pytest.raises(ValueError, match="key 9223372036854775809 "):
+                t.read([0, 2**63 + 1])
+            # Exact conversions of lists still pass, as before.
+            rows: list[list[float]] = [[0, 2**63], [0.0, 2.0**63]]
+            assert t.read_many(rows)[1].all()
+            assert t.read([2**64, 0.5]) is None
+        comm.Barrier()
+    with mpidht.Table(comm, 8, 8, 1 << 16, key_dtype=np.float64) as t:
+        if comm.Get_rank() == 0:
+            t.write(2**63, b"v" * 8)
+            with pytest.raises(ValueError, match="key 9223372036854775809 "):
+                t.read_many([3, 2**63 + 1])
+            assert list(t.read_many([3, 2**63, 2**64, 0.5])[1]) == [False, True, False, False]
         comm.Barrier()
