@@ -355,12 +355,17 @@ def _typed_keys(keys: object, dtype: np.dtype[Any], key_size: int) -> npt.NDArra
     return a
 
 
-def _check_hash(comm: MPI.Comm, hash: Callable[[bytes], int], key_size: int) -> None:
+def _check_hash(comm: MPI.Comm, hash: Optional[Callable[[bytes], int]],
+                key_size: int) -> None:
     """Calls hash once on every process and agrees on the verdict before
     the collective create, so that a bad hash on one process cannot leave
-    the others waiting in it."""
+    the others waiting in it. Every process takes part, with a hash or
+    without (None), so that a hash given on some processes only reaches
+    create everywhere, which refuses it as a differing parameter."""
     problem: Optional[BaseException] = None
-    if not callable(hash):
+    if hash is None:
+        pass
+    elif not callable(hash):
         problem = TypeError(f"hash must be callable, got {type(hash).__name__}")
     else:
         try:
@@ -370,7 +375,10 @@ def _check_hash(comm: MPI.Comm, hash: Callable[[bytes], int], key_size: int) -> 
                     f"the hash function must return an int, not {type(value).__name__}")
         except Exception as e:  # reported to every process below
             problem = e
-    anywhere = comm.allreduce(problem is not None, op=MPI.LOR)
+    if comm == MPI.COMM_NULL or comm.Is_inter():
+        anywhere = False  # create refuses it (ERR_INVALID_COMM), without a collective
+    else:
+        anywhere = comm.allreduce(problem is not None, op=MPI.LOR)
     if problem is not None:
         raise problem
     if anywhere:
@@ -410,9 +418,9 @@ class Table:
     call first checks that every process entered it, and otherwise raises
     ``Error`` (status ``ERR_COLLECTIVE_CHECK``) within that time on the
     processes that did, naming the call and the missing processes; the
-    table stays usable. (With a ``hash`` function, creating the table first
-    agrees on it with an mpi4py collective, which this check does not
-    cover.)
+    table stays usable. (Creating the table first agrees on the ``hash``
+    function, given or not, with an mpi4py collective, which this check
+    does not cover.)
 
     Args:
         comm: an intracommunicator (e.g. ``MPI.COMM_WORLD``).
@@ -448,7 +456,8 @@ class Table:
             is much faster than any Python function.
 
     Sizes, protocol, window, candidates, eviction and hash must be equal on
-    every process. Every protocol is linearizable per key: a read returns
+    every process (a hash given on some processes only is refused as one
+    that differs: ``Error`` with ``ERR_MISMATCHED_PARAMS`` everywhere). Every protocol is linearizable per key: a read returns
     the latest completed write of its key (or a miss after a remove or an
     eviction), never a torn or foreign value, and an update is atomic. A
     hash that raises makes the call that used it raise the same exception;
@@ -479,8 +488,7 @@ class Table:
         evict = _to_enum(Eviction, eviction, "eviction")
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.floating)):
             raise TypeError(f"timeout must be a number of seconds, got {type(timeout).__name__}")
-        if hash is not None:
-            _check_hash(comm, hash, self._key_size)
+        _check_hash(comm, hash, self._key_size)
         try:
             with _library_errors():
                 self._table = _core.Table(_comm_handle(comm), self._key_size, self._value_size,

@@ -207,6 +207,36 @@ def test_hash_errors(comm: MPI.Intracomm) -> None:
         assert e2.value.status == mpidht.Status.ERR_MISMATCHED_PARAMS
 
 
+@pytest.mark.parametrize("given", ["on process 0", "on all but process 0", "on even ranks"])
+def test_hash_on_some_processes_only_is_mismatched(comm: MPI.Intracomm, given: str) -> None:
+    """A hash given on some processes only is refused on every process as
+    a differing hash is, instead of leaving them in different collective
+    calls; a hash that raises where the others have none raises there and
+    fails with ERR_PEER elsewhere. The communicator stays in step."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    if size == 1:
+        pytest.skip("needs 2 processes or more")
+    has = {"on process 0": rank == 0, "on all but process 0": rank != 0,
+           "on even ranks": rank % 2 == 0}[given]
+    with pytest.raises(mpidht.Error) as e:
+        mpidht.Table(comm, 16, 32, 4096, hash=(lambda k: 1) if has else None)
+    assert e.value.status == mpidht.Status.ERR_MISMATCHED_PARAMS
+    assert "hash" in str(e.value)
+
+    def raises(key: bytes) -> int:
+        raise ZeroDivisionError("bad hash")
+
+    with pytest.raises((ZeroDivisionError, mpidht.Error)) as e2:
+        mpidht.Table(comm, 16, 32, 4096, hash=raises if has else None)
+    if has:
+        assert e2.type is ZeroDivisionError
+    else:
+        assert isinstance(e2.value, mpidht.Error)
+        assert e2.value.status == mpidht.Status.ERR_PEER
+    with mpidht.Table(comm, 16, 32, 4096) as t:
+        assert t.global_stats()["writes"] == 0
+
+
 def test_hash_raising_during_a_call(comm: MPI.Intracomm) -> None:
     def picky(key: bytes) -> int:
         if key[0] == 0xFF:
