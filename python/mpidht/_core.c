@@ -179,9 +179,20 @@ static mpidht_t *usable(TableObject *self)
         return NULL;
     }
     if (self->busy) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "the table is in use by another thread; a table handle "
-                        "must not be used by two threads at the same time");
+        /* Status ERR_CONCURRENT_USE, with a message of its own: the call
+         * is refused before it reaches the library, and the table stays
+         * usable. */
+        PyObject *args = Py_BuildValue(
+            "(si)",
+            "the table is in use by a call in progress (this call came from inside "
+            "an update or hash function of that call, or from another thread); a "
+            "table must not be used from its update or hash function, nor by two "
+            "threads at the same time",
+            (int)MPIDHT_ERR_CONCURRENT_USE);
+        if (args) {
+            PyErr_SetObject(core_error, args);
+            Py_DECREF(args);
+        }
         return NULL;
     }
     return self->table;
@@ -396,9 +407,14 @@ static PyObject *Table_read(TableObject *self, PyObject *key_obj)
     if (get_exact(key_obj, &key, self->key_size, "key", 0) != 0)
         return NULL;
     PyObject *value = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)self->value_size);
-    mpidht_status_t st = value ? mpidht_read(self->table, key.buf,
-                                             PyBytes_AS_STRING(value))
-                               : MPIDHT_OK;
+    /* Busy while the library runs: a hash function that uses the table is
+     * refused (the GIL stays held, so no other thread gets here). */
+    mpidht_status_t st = MPIDHT_OK;
+    if (value) {
+        claim(self);
+        st = mpidht_read(self->table, key.buf, PyBytes_AS_STRING(value));
+        release(self);
+    }
     PyBuffer_Release(&key);
     if (!value)
         return NULL;
@@ -424,7 +440,9 @@ static PyObject *Table_write(TableObject *self, PyObject *args)
         return NULL;
     }
     mpidht_write_outcome_t outcome = MPIDHT_WRITE_INSERTED;
+    claim(self); /* as in Table_read */
     mpidht_status_t st = mpidht_write(self->table, key.buf, value.buf, &outcome);
+    release(self);
     PyBuffer_Release(&key);
     PyBuffer_Release(&value);
     PyObject *done = finish(self, st);
@@ -441,7 +459,9 @@ static PyObject *Table_remove(TableObject *self, PyObject *key_obj)
         return NULL;
     if (get_exact(key_obj, &key, self->key_size, "key", 0) != 0)
         return NULL;
+    claim(self); /* as in Table_read */
     mpidht_status_t st = mpidht_remove(self->table, key.buf);
+    release(self);
     PyBuffer_Release(&key);
     PyObject *done = finish(self, st);
     if (!done)

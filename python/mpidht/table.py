@@ -590,7 +590,8 @@ class Table:
         key is absent) while the key is locked against every other write,
         update and remove of it, on any process; it returns the new value
         (value_size bytes), None to delete the key, or ``KEEP``. It must be
-        quick and must not use the table. An exception in ``fn`` (or a result
+        quick and must not use the table (such a call raises ``Error`` with
+        ``ERR_CONCURRENT_USE``, which ``update`` raises). An exception in ``fn`` (or a result
         of another type or size) leaves the key as it was and is raised.
         """
         with _library_errors():

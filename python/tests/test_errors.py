@@ -180,8 +180,10 @@ def test_concurrent_use_from_two_threads_is_refused(table: mpidht.Table,
                 refused = e
         signal.send(True, dest=1)
         worker.join()
-        assert "in use by another thread" in str(refused)
-        assert not isinstance(refused, mpidht.Error)
+        assert "in use by a call in progress" in str(refused)
+        assert "another thread" in str(refused)
+        assert isinstance(refused, mpidht.Error)
+        assert refused.status == mpidht.Status.ERR_CONCURRENT_USE
         assert result and result[0]["reads"] >= 0
     else:
         if comm.Get_rank() == 1:

@@ -108,6 +108,54 @@ def test_update_function_errors_leave_the_key(table: mpidht.Table,
     comm.Barrier()
 
 
+def test_table_used_inside_its_update_or_hash_function(table: mpidht.Table,
+                                                       comm: MPI.Intracomm) -> None:
+    """A call on the table from inside its own update (or hash) function is
+    refused with mpidht.Error (ERR_CONCURRENT_USE), saying the table is in
+    use by a call in progress; the outer call raises it, the key stays as
+    it was and the table stays usable. Every protocol."""
+    key, other = (k.tobytes() for k in keys_for([5, 6], salt=9))
+    value, newer = values_for([5], 0)[0].tobytes(), values_for([5], 1)[0].tobytes()
+
+    def check(e: pytest.ExceptionInfo[mpidht.Error]) -> None:
+        assert e.value.status == mpidht.Status.ERR_CONCURRENT_USE
+        assert "in use by a call in progress" in str(e.value)
+        assert "update or hash function" in str(e.value)
+
+    if comm.Get_rank() == 0:
+        table.write(key, value)
+        uses: list[Any] = [
+            lambda: table.read(key),
+            lambda: table.write(other, newer),
+            lambda: table.remove(key),
+            lambda: table.update(key, lambda old: old),
+            lambda: table.read_many([key]),
+            lambda: table.stats(),
+        ]
+        for use in uses:
+            with pytest.raises(mpidht.Error) as e:
+                table.update(key, lambda old: (use(), newer)[1])
+            check(e)
+            with pytest.raises(mpidht.Error) as e:
+                table.update_many([other, key], lambda i, old: (use(), newer)[1])
+            check(e)
+        assert table.read(key) == value and table.read(other) is None
+        assert table.update(key, lambda old: newer) == mpidht.UpdateOutcome.UPDATED
+        assert table.read(key) == newer
+    comm.Barrier()
+    tables: list[mpidht.Table] = []
+    with mpidht.Table(comm, 16, 32, 1 << 16, hash=lambda k: 7 if not tables
+                      else (tables[0].read(other), 7)[1]) as t:
+        tables.append(t)
+        with pytest.raises(mpidht.Error) as e:
+            t.write(key, value)
+        check(e)
+        tables.clear()
+        t.write(key, value)
+        assert t.read(key) == value
+        comm.Barrier()
+
+
 def test_clear_empties_every_process(table: mpidht.Table, comm: MPI.Intracomm) -> None:
     ids = np.arange(50) + 1000 * comm.Get_rank()
     table.write_many(keys_for(ids), values_for(ids, 0))
