@@ -36,7 +36,8 @@ How the ends match:
 The two are compared after every step; reported per variable, as the worst over the
 steps: max |difference| / max |PHREEQC| (the headline is the worst
 variable and step) and the RMS difference over the same maximum. Exits 1
-if the worst exceeds ``--tolerance``, 2 on bad settings.
+if the worst exceeds ``--tolerance`` or a value of either is not finite
+(NaN or inf), 2 on bad settings.
 """
 
 from __future__ import annotations
@@ -187,6 +188,12 @@ def validate_column(cells: int, steps: int, time_step: float, comm: Any,
                         compare(simulated, reference))
 
 
+def passed(comparison: Comparison, tolerance: float) -> bool:
+    """Whether the worst max term is within tolerance and every value
+    compared is finite."""
+    return comparison.not_finite is None and comparison.worst_max[0] <= tolerance
+
+
 def report(r: ColumnResult) -> str:
     worst, name, step = r.comparison.worst_max
     lines = ["# 1-D column against PHREEQC's TRANSPORT", "",
@@ -199,6 +206,10 @@ def report(r: ColumnResult) -> str:
         lines.append(f"| {v} | {'-' if big is None else f'{big:.2e}'} | "
                      f"{'-' if rms is None else f'{rms:.2e}'} |")
     lines += ["", f"Worst: {worst:.2e} ({name}, step {step})."]
+    bad = r.comparison.not_finite
+    if bad is not None:
+        lines.append(f"NOT FINITE: NaN or inf first in {bad[0]} at step {bad[1]} ({bad[2]} "
+                     f"cells of the simulator, {bad[3]} of PHREEQC).")
     return "\n".join(lines)
 
 
@@ -272,8 +283,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     plot(result, args.out / "column.png")
     print(text)
     print(f"written: {args.out}/column.md, column.json, column.png")
-    worst = result.comparison.worst_max[0]
-    return 0 if worst <= args.tolerance else 1
+    return 0 if passed(result.comparison, args.tolerance) else 1
 
 
 if __name__ == "__main__":

@@ -17,6 +17,13 @@ it is 0 as soon as one variable is reproduced exactly (Cl under the DHT,
 whose stored change is zero), whatever the others' errors, so it is never
 the headline. A variable that is zero everywhere in the reference is left
 out if the run is zero there too, and counts as an infinite term if not.
+
+A value that is not finite (NaN or inf) in either field makes its
+variable's terms NaN, the worst possible: the headline, the per-variable
+row and the per-iteration line name it, the headline says where it first
+appears (the earliest iteration, then the first variable), and the command
+exits with 1. Ties go to the earliest iteration and the first variable,
+whatever the order of the fields.
 """
 
 from __future__ import annotations
@@ -48,14 +55,20 @@ class Terms:
     variables: tuple[str, ...]
     rms: tuple[Optional[float], ...]
     max: tuple[Optional[float], ...]
+    #: Per variable: the cells whose value is not finite (NaN or inf), in
+    #: the run and in the reference.
+    not_finite: tuple[tuple[int, int], ...] = ()
 
     @property
     def eq2(self) -> float:
         """Eq. (2): the geometric mean of the RMS terms of the variables
-        compared (0 if any is exactly 0, inf if any is infinite)."""
+        compared (NaN if any is NaN, else 0 if any is exactly 0, inf if
+        any is infinite)."""
         terms = [t for t in self.rms if t is not None]
         if not terms:
             return 0.0
+        if any(math.isnan(t) for t in terms):
+            return math.nan
         if any(t == 0 for t in terms):
             return 0.0
         if any(math.isinf(t) for t in terms):
@@ -73,12 +86,29 @@ class Terms:
         return _largest(self.variables, self.max)
 
 
+def rank(value: float) -> tuple[bool, float]:
+    """A sort key under which NaN is larger than any number, inf included
+    (plain comparisons with NaN are all false, so max() over values with
+    a NaN depends on their order)."""
+    return (True, 0.0) if math.isnan(value) else (False, value)
+
+
 def _largest(names: Sequence[str], values: Sequence[Optional[float]]) -> tuple[str, float]:
-    pairs = [(v, n) for n, v in zip(names, values) if v is not None]
+    """The largest value (NaN the largest of all) and its name; the first
+    of equal ones."""
+    pairs = [(n, v) for n, v in zip(names, values) if v is not None]
     if not pairs:
         return ("-", 0.0)
-    value, name = max(pairs)
-    return name, value
+    return max(pairs, key=lambda p: rank(p[1]))  # max keeps the first of equals
+
+
+def _worst(values: Sequence[tuple[float, str, int]],
+           order: Sequence[str]) -> tuple[float, str, int]:
+    """The largest (value, variable, iteration), NaN the largest of all;
+    of equal values the earliest iteration, then the first variable in
+    order: the same whatever the order of values."""
+    return max(values, key=lambda v: (*rank(v[0]), -v[2],
+                                      -order.index(v[1]) if v[1] in order else 0))
 
 
 def terms(run: Array, reference: Array, variables: Sequence[str] = VARIABLES) -> Terms:
@@ -88,7 +118,15 @@ def terms(run: Array, reference: Array, variables: Sequence[str] = VARIABLES) ->
                          f"compared over {len(variables)} variables")
     rms: list[Optional[float]] = []
     big: list[Optional[float]] = []
+    bad: list[tuple[int, int]] = []
     for j in range(reference.shape[1]):
+        counts = (int(np.count_nonzero(~np.isfinite(run[:, j]))),
+                  int(np.count_nonzero(~np.isfinite(reference[:, j]))))
+        bad.append(counts)
+        if any(counts):
+            rms.append(math.nan)
+            big.append(math.nan)
+            continue
         diff = np.abs(run[:, j] - reference[:, j])
         scale = float(np.abs(reference[:, j]).max())
         top = float(diff.max())
@@ -99,7 +137,7 @@ def terms(run: Array, reference: Array, variables: Sequence[str] = VARIABLES) ->
         else:
             rms.append(root / scale)
             big.append(top / scale)
-    return Terms(tuple(variables), tuple(rms), tuple(big))
+    return Terms(tuple(variables), tuple(rms), tuple(big), tuple(bad))
 
 
 @dataclass(frozen=True)
@@ -109,35 +147,61 @@ class Comparison:
     by_iteration: dict[int, Terms]
 
     @property
+    def _variables(self) -> tuple[str, ...]:
+        return next(iter(self.by_iteration.values())).variables
+
+    @property
     def worst(self) -> tuple[float, str, int]:
         """The headline: the worst RMS term, its variable and iteration."""
-        return max((t.worst[1], t.worst[0], it) for it, t in self.by_iteration.items())
+        return _worst([(t.worst[1], t.worst[0], it) for it, t in self.by_iteration.items()],
+                      self._variables)
 
     @property
     def worst_max(self) -> tuple[float, str, int]:
         """The worst max term, its variable and iteration."""
-        return max((t.worst_max[1], t.worst_max[0], it) for it, t in self.by_iteration.items())
+        return _worst([(t.worst_max[1], t.worst_max[0], it)
+                       for it, t in self.by_iteration.items()], self._variables)
 
     @property
     def eq2(self) -> tuple[float, int]:
-        """The largest Eq. (2) over iterations, and its iteration."""
-        return max((t.eq2, it) for it, t in self.by_iteration.items())
+        """The largest Eq. (2) over iterations (NaN the largest), and its
+        iteration (the earliest of equals)."""
+        value, _, it = _worst([(t.eq2, "", it) for it, t in self.by_iteration.items()], ())
+        return value, it
+
+    @property
+    def not_finite(self) -> Optional[tuple[str, int, int, int]]:
+        """Where a value that is not finite (NaN or inf) first appears in
+        the fields compared: its variable, iteration and the cells that
+        hold one there in the run and in the reference; None if none."""
+        for it, t in sorted(self.by_iteration.items()):
+            for name, (run, ref) in zip(t.variables, t.not_finite):
+                if run or ref:
+                    return name, it, run, ref
+        return None
 
     def per_variable(self) -> dict[str, dict[str, Optional[float]]]:
-        """Each variable's worst RMS and max terms over iterations."""
+        """Each variable's worst RMS and max terms over iterations (NaN
+        if a value of it is not finite at any)."""
         out: dict[str, dict[str, Optional[float]]] = {}
-        first = next(iter(self.by_iteration.values()))
-        for j, name in enumerate(first.variables):
-            rms = [r for t in self.by_iteration.values() if (r := t.rms[j]) is not None]
-            big = [m for t in self.by_iteration.values() if (m := t.max[j]) is not None]
-            out[name] = {"rms": max(rms) if rms else None, "max": max(big) if big else None}
+        for j, name in enumerate(self._variables):
+            worst: dict[str, Optional[float]] = {}
+            for kind in ("rms", "max"):
+                values = [v for t in self.by_iteration.values()
+                          if (v := getattr(t, kind)[j]) is not None]
+                worst[kind] = max(values, key=rank) if values else None
+            out[name] = worst
         return out
 
     def headline(self) -> str:
         value, name, it = self.worst
         top, top_name, top_it = self.worst_max
         eq2, eq2_it = self.eq2
-        return (f"worst RMS term {value:.2e} ({name}, iteration {it}); worst max term "
+        bad = self.not_finite
+        warning = "" if bad is None else (
+            f"NOT FINITE: NaN or inf in the compared fields, first in {bad[0]} at iteration "
+            f"{bad[1]} ({bad[2]} cells of the run, {bad[3]} of the reference); ")
+        return (f"{warning}worst RMS term {value:.2e} ({name}, iteration {it}); worst max term "
                 f"{top:.2e} ({top_name}, iteration {top_it}); Eq. (2) at most {eq2:.2e} "
                 f"(iteration {eq2_it}); {len(self.by_iteration)} iterations compared")
 
@@ -149,6 +213,9 @@ class Comparison:
             "worst_rms_term": {"value": value, "variable": name, "iteration": it},
             "worst_max_term": {"value": top, "variable": top_name, "iteration": top_it},
             "eq2_max": {"value": eq2, "iteration": eq2_it},
+            "not_finite": None if (bad := self.not_finite) is None else {
+                "variable": bad[0], "iteration": bad[1], "run_cells": bad[2],
+                "reference_cells": bad[3]},
             "per_variable": self.per_variable(),
             "iterations": {str(it): {"rms": dict(zip(t.variables, t.rms)),
                                      "max": dict(zip(t.variables, t.max)), "eq2": t.eq2}
@@ -239,6 +306,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(comparison.headline())
     if args.json is not None:
         args.json.write_text(json.dumps(comparison.to_dict(), indent=1))
+    if comparison.not_finite is not None:
+        name, it, _, _ = comparison.not_finite
+        print(f"mpidht_sim.measure: {args.run} against {args.reference}: values that are "
+              f"not finite, first in {name} at iteration {it}", file=sys.stderr)
+        return 1
     return 0
 
 

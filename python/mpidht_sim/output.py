@@ -367,6 +367,13 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
             lines.append(f"against {cfg.reference}: not compared: {reference.get('problem')}")
         else:
             w, m, e = errors["worst_rms_term"], errors["worst_max_term"], errors["eq2_max"]
+            bad = errors["not_finite"]
+            if bad is not None:
+                lines.append(
+                    f"against {cfg.reference}: NOT FINITE: NaN or inf in the compared fields, "
+                    f"first in {bad['variable']} at iteration {bad['iteration']} "
+                    f"({bad['run_cells']} cells of this run, {bad['reference_cells']} of the "
+                    "reference)")
             lines.append(
                 f"against {cfg.reference}: worst RMS term {w['value']:.2e} ({w['variable']}, "
                 f"iteration {w['iteration']}), worst max term {m['value']:.2e} "

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mpidht_sim.measure import compare, load_fields, main, terms
+from mpidht_sim.measure import compare, load_fields, main, table, terms
 from mpidht_sim.validate import log_over_raw, log_verdict
 from mpidht_sim.variables import VARIABLES
 
@@ -102,6 +102,79 @@ def test_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     save(tmp_path / "other", {5: fields(rng, 12)}, shape=(3, 4))
     assert main([str(tmp_path / "run"), str(tmp_path / "other")]) == 2
     assert "cannot be compared" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+@pytest.mark.parametrize("where", ["run", "reference"])
+def test_not_finite_is_the_worst(bad: float, where: str) -> None:
+    """A NaN (or inf) in one cell of either field is the worst term, named
+    with its variable and the iteration it first appears at, in the
+    headline, the per-variable row and per iteration, whatever the order
+    of iterations and variables; max() over tuples with a NaN is not."""
+    rng = np.random.default_rng(5)
+    ref = {it: fields(rng, 40) for it in (1, 2, 3)}
+    run = {it: f * (1 + 1e-6) for it, f in ref.items()}
+    run[1][:, VARIABLES.index("C")] *= 1 + 1e-3  # the worst finite term
+    ca = VARIABLES.index("Ca")
+    for it in (2, 3):
+        (run if where == "run" else ref)[it][5, ca] = bad
+    for order in (sorted, lambda its: sorted(its, reverse=True)):
+        comparison = compare({it: run[it] for it in order(run)},
+                             {it: ref[it] for it in order(ref)})
+        value, name, it = comparison.worst
+        assert math.isnan(value) and (name, it) == ("Ca", 2)
+        assert math.isnan(comparison.worst_max[0]) and comparison.worst_max[1:] == ("Ca", 2)
+        assert math.isnan(comparison.eq2[0]) and comparison.eq2[1] == 2
+        assert comparison.not_finite == ("Ca", 2, *((1, 0) if where == "run" else (0, 1)))
+        row = comparison.per_variable()["Ca"]
+        assert row["rms"] is not None and math.isnan(row["rms"])
+        assert row["max"] is not None and math.isnan(row["max"])
+        assert 1e-4 < (comparison.per_variable()["C"]["rms"] or 0) < 1.01e-3
+        assert comparison.headline().startswith(
+            "NOT FINITE: NaN or inf in the compared fields, first in Ca at iteration 2")
+        assert "worst RMS term nan (Ca, iteration 2)" in comparison.headline()
+        lines = table(comparison).splitlines()
+        assert re.fullmatch(r"\s*2\s+nan\s+Ca\s+nan", lines[2])
+        assert re.fullmatch(r"Ca\s+nan\s+nan", lines[-7])
+    clean = compare({1: run[1]}, {1: ref[1]})
+    assert clean.not_finite is None and clean.worst[1:] == ("C", 1)
+    assert not clean.headline().startswith("NOT FINITE")
+
+
+def test_command_fails_on_not_finite(tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The command exits with 1 and says where a value is not finite."""
+    rng = np.random.default_rng(6)
+    ref = {it: fields(rng, 30) for it in (1, 2)}
+    run = {it: f * (1 + 1e-6) for it, f in ref.items()}
+    run[2][5, VARIABLES.index("Ca")] = math.nan
+    save(tmp_path / "ref", ref)
+    save(tmp_path / "run", run)
+    out_json = tmp_path / "errors.json"
+    assert main([str(tmp_path / "run"), str(tmp_path / "ref"), "--json", str(out_json)]) == 1
+    printed = capsys.readouterr()
+    assert "NOT FINITE: NaN or inf in the compared fields, first in Ca at iteration 2" in \
+        printed.out
+    assert "not finite, first in Ca at iteration 2" in printed.err
+    saved = json.loads(out_json.read_text())
+    assert saved["not_finite"] == {"variable": "Ca", "iteration": 2, "run_cells": 1,
+                                   "reference_cells": 0}
+    assert math.isnan(saved["per_variable"]["Ca"]["rms"])
+
+
+def test_column_check_fails_on_not_finite() -> None:
+    """The column command's check fails on a value that is not finite,
+    whatever the tolerance."""
+    from mpidht_sim.column import passed
+
+    rng = np.random.default_rng(7)
+    ref = {it: fields(rng, 10) for it in (1, 2)}
+    run = {it: f.copy() for it, f in ref.items()}
+    assert passed(compare(run, ref), 1e-3)
+    run[1][0, VARIABLES.index("pe")] = math.inf
+    assert not passed(compare(run, ref), 1e300)
+    run[1][0, VARIABLES.index("pe")] = math.nan
+    assert not passed(compare(run, ref), 1e300)
 
 
 def test_fields_that_cannot_be_read_are_named(tmp_path: Path,
