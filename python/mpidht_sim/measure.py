@@ -4,6 +4,9 @@ reference run without the DHT. No MPI. Usage:
 
     python -m mpidht_sim.measure RUN_DIR REFERENCE_DIR [--json FILE]
 
+Exits with 2 on a folder that is missing or holds no fields that can be
+read, and on a --json FILE that cannot be written.
+
 For each saved iteration and each variable i, with n cells:
 
 - the RMS term: sqrt(sum_j (run_ij - ref_ij)**2 / n) / max_j |ref_ij|, the
@@ -254,7 +257,10 @@ def load_fields(folder: Path) -> dict[int, Array]:
     """The fields_NNNNN.npz a run saved, by iteration, as (cells, variables);
     raises ValueError naming a file that cannot be read as such (not an
     .npz, truncated, a variable missing or not numbers, variables of
-    different sizes)."""
+    different sizes), or folder if it is not a folder."""
+    if not folder.is_dir():
+        raise ValueError(f"{folder} " + ("is not a folder" if folder.exists()
+                                         else "does not exist"))
     fields = {}
     for it, path in field_files(folder, "npz").items():
         try:
@@ -297,7 +303,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="also write every term as JSON to FILE")
     args = parser.parse_args(argv)
     try:
-        comparison = compare(load_fields(args.run), load_fields(args.reference))
+        saved = [load_fields(args.run), load_fields(args.reference)]
+        for folder, fields in zip((args.run, args.reference), saved):
+            if not fields:
+                raise ValueError(f"{folder} holds no saved fields (fields_NNNNN.npz) of a run")
+        comparison = compare(*saved)
     except ValueError as e:
         print(f"mpidht_sim.measure: {args.run} against {args.reference}: {e}", file=sys.stderr)
         return 2
@@ -305,7 +315,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print()
     print(comparison.headline())
     if args.json is not None:
-        args.json.write_text(json.dumps(comparison.to_dict(), indent=1))
+        try:
+            args.json.write_text(json.dumps(comparison.to_dict(), indent=1))
+        except OSError as e:
+            print(f"mpidht_sim.measure: --json {args.json} cannot be written: "
+                  f"{e.strerror or e}", file=sys.stderr)
+            return 2
     if comparison.not_finite is not None:
         name, it, _, _ = comparison.not_finite
         print(f"mpidht_sim.measure: {args.run} against {args.reference}: values that are "

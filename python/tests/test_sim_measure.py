@@ -162,6 +162,29 @@ def test_command_fails_on_not_finite(tmp_path: Path,
     assert math.isnan(saved["per_variable"]["Ca"]["rms"])
 
 
+def test_command_refuses_missing_folders_and_json(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A run folder that does not exist is reported as missing, one
+    without fields as such, and a --json FILE that cannot be written with
+    a message and exit 2, not a traceback."""
+    rng = np.random.default_rng(8)
+    ref = {it: fields(rng, 30) for it in (0, 5)}
+    save(tmp_path / "ref", ref)
+    (tmp_path / "empty").mkdir()
+    for folder, why in ((tmp_path / "missing", "does not exist"),
+                        (tmp_path / "ref" / "fields_00005.npz", "is not a folder"),
+                        (tmp_path / "empty", "holds no saved fields")):
+        assert main([str(folder), str(tmp_path / "ref")]) == 2
+        assert f"{folder} {why}" in capsys.readouterr().err
+        assert main([str(tmp_path / "ref"), str(folder)]) == 2
+        assert f"{folder} {why}" in capsys.readouterr().err
+    nowhere = tmp_path / "nowhere" / "x.json"
+    assert main([str(tmp_path / "ref"), str(tmp_path / "ref"), "--json", str(nowhere)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"mpidht_sim.measure: --json {nowhere} cannot be written: ")
+    assert "Traceback" not in err
+
+
 def test_column_check_fails_on_not_finite() -> None:
     """The column command's check fails on a value that is not finite,
     whatever the tolerance."""
