@@ -4,8 +4,12 @@ reference run without the DHT. No MPI. Usage:
 
     python -m mpidht_sim.measure RUN_DIR REFERENCE_DIR [--json FILE]
 
-Exits with 2 on a folder that is missing or holds no fields that can be
-read, and on a --json FILE that cannot be written.
+Where both folders hold a run's summary.json, the runs' grid, flow, time
+step, chemistry and waters must be the same (the number of iterations may
+differ: the iterations both saved are compared, and those of the run that
+the reference did not save are named). Exits with 2 on settings that
+differ, on a folder that is missing or holds no fields that can be read,
+on no iteration in both, and on a --json FILE that cannot be written.
 
 For each saved iteration and each variable i, with n cells:
 
@@ -48,6 +52,72 @@ import numpy.typing as npt
 from .variables import VARIABLES
 
 Array = npt.NDArray[np.float64]
+
+#: What of a run's configuration (its summary.json's "config") decides its
+#: fields: grid, flow, time, chemistry and waters.
+PHYSICS = ("nx", "ny", "cell_size", "porosity", "permeability", "viscosity", "fixed",
+           "iterations", "time_step", "database", "calcite_parm", "dolomite_parm",
+           "initial", "injected")
+
+
+def physics(config: dict[str, Any]) -> dict[str, Any]:
+    """The settings of a configuration (``Config.to_dict()``) in PHYSICS."""
+    return {k: config[k] for k in PHYSICS}
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Whether a and b are the same as JSON."""
+    return bool(json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True))
+
+
+def settings_differ(config: dict[str, Any], reference: dict[str, Any],
+                    iterations: bool = True) -> Optional[str]:
+    """Why a run of configuration reference (``Config.to_dict()``, as its
+    summary.json records it) cannot be config's reference: the settings
+    in PHYSICS that differ (the number of iterations only if iterations),
+    or that it lacks; None if none."""
+    keys = [k for k in PHYSICS if iterations or k != "iterations"]
+    lacks = [k for k in keys if k not in reference]
+    if lacks:
+        return f"its summary.json lacks {', '.join(lacks)}"
+    differ = [k for k in keys if not same_json(config.get(k), reference[k])]
+    if differ:
+        return (f"its {', '.join(differ)} differ{'s' if len(differ) == 1 else ''} from the "
+                "run's (grid, flow, time, chemistry and waters must be the same)")
+    return None
+
+
+def saved_config(folder: Path) -> Optional[dict[str, Any]]:
+    """The configuration a run in folder recorded in its summary.json; None
+    if there is no summary.json; raises ValueError if it cannot be read or
+    records none."""
+    path = folder / "summary.json"
+    if not path.is_file():
+        return None
+    try:
+        config = json.loads(path.read_text()).get("config")
+    except (OSError, ValueError, AttributeError) as e:
+        raise ValueError(f"{path} cannot be read: {e}") from None
+    if not isinstance(config, dict):
+        raise ValueError(f"{path} records no configuration")
+    return config
+
+
+def coverage(compared: int, not_compared: Sequence[int]) -> str:
+    """How many of a run's saved iterations were compared, and which of
+    them were not."""
+    if not not_compared:
+        return f"{compared} iterations compared"
+    return (f"{compared} of {compared + len(not_compared)} saved iterations compared; not "
+            f"compared (the reference did not save them): {iteration_list(not_compared)}")
+
+
+def iteration_list(its: Sequence[int]) -> str:
+    """Iterations in words: all of a few, else the first, the second and
+    the last."""
+    if len(its) <= 6:
+        return ", ".join(str(it) for it in its)
+    return f"{its[0]}, {its[1]}, ..., {its[-1]}"
 
 
 @dataclass(frozen=True)
@@ -148,6 +218,15 @@ class Comparison:
     """A run against a reference at every iteration both saved."""
 
     by_iteration: dict[int, Terms]
+    #: The run's saved iterations (other than 0) that the reference did
+    #: not save, which are not compared.
+    not_compared: tuple[int, ...] = ()
+
+    @property
+    def coverage(self) -> str:
+        """How many of the run's saved iterations were compared, and which
+        were not."""
+        return coverage(len(self.by_iteration), self.not_compared)
 
     @property
     def _variables(self) -> tuple[str, ...]:
@@ -206,7 +285,7 @@ class Comparison:
             f"{bad[1]} ({bad[2]} cells of the run, {bad[3]} of the reference); ")
         return (f"{warning}worst RMS term {value:.2e} ({name}, iteration {it}); worst max term "
                 f"{top:.2e} ({top_name}, iteration {top_it}); Eq. (2) at most {eq2:.2e} "
-                f"(iteration {eq2_it}); {len(self.by_iteration)} iterations compared")
+                f"(iteration {eq2_it}); {self.coverage}")
 
     def to_dict(self) -> dict[str, Any]:
         value, name, it = self.worst
@@ -219,6 +298,8 @@ class Comparison:
             "not_finite": None if (bad := self.not_finite) is None else {
                 "variable": bad[0], "iteration": bad[1], "run_cells": bad[2],
                 "reference_cells": bad[3]},
+            "compared": sorted(self.by_iteration),
+            "not_compared": list(self.not_compared),
             "per_variable": self.per_variable(),
             "iterations": {str(it): {"rms": dict(zip(t.variables, t.rms)),
                                      "max": dict(zip(t.variables, t.max)), "eq2": t.eq2}
@@ -230,9 +311,11 @@ def compare(run: dict[int, Array], reference: dict[int, Array]) -> Comparison:
     """The comparison at every iteration but 0 that both saved; raises
     ValueError if there is none or the grids differ."""
     common = sorted(set(run) & set(reference) - {0})
+    missing = sorted(set(run) - set(reference) - {0})
     if not common:
-        raise ValueError("no saved iteration (other than 0) in both runs")
-    return Comparison({it: terms(run[it], reference[it]) for it in common})
+        raise ValueError("no saved iteration (other than 0) in both runs"
+                         + (f"; the run saved {iteration_list(missing)}" if missing else ""))
+    return Comparison({it: terms(run[it], reference[it]) for it in common}, tuple(missing))
 
 
 def field_file(iteration: int, kind: str) -> str:
@@ -302,11 +385,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--json", type=Path, metavar="FILE",
                         help="also write every term as JSON to FILE")
     args = parser.parse_args(argv)
+    unchecked = []
     try:
         saved = [load_fields(args.run), load_fields(args.reference)]
         for folder, fields in zip((args.run, args.reference), saved):
             if not fields:
                 raise ValueError(f"{folder} holds no saved fields (fields_NNNNN.npz) of a run")
+        configs = [saved_config(args.run), saved_config(args.reference)]
+        unchecked = [f for f, c in zip((args.run, args.reference), configs) if c is None]
+        if configs[0] is not None and configs[1] is not None:
+            why = settings_differ(configs[0], configs[1], iterations=False)
+            if why is not None:
+                raise ValueError(f"the reference does not match the run: {why}")
         comparison = compare(*saved)
     except ValueError as e:
         print(f"mpidht_sim.measure: {args.run} against {args.reference}: {e}", file=sys.stderr)
@@ -314,6 +404,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(table(comparison))
     print()
     print(comparison.headline())
+    if unchecked:
+        print("settings not checked (grid, flow, time, chemistry, waters): "
+              f"{' and '.join(map(str, unchecked))} without summary.json")
     if args.json is not None:
         try:
             args.json.write_text(json.dumps(comparison.to_dict(), indent=1))

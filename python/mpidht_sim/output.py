@@ -26,7 +26,8 @@ from .checkpoint import DHT_FILE, settings_path
 from .config import Config
 from .driver import CHECKS, RunResult
 from .errors import ConfigError
-from .measure import compare, field_file, field_files, load_fields
+from .measure import (compare, coverage, field_file, field_files, iteration_list, load_fields,
+                      saved_config, settings_differ)
 from .surrogate import variable_scales
 from .variables import AMOUNTS, VARIABLES
 
@@ -96,6 +97,25 @@ def check_folders(cfg: Config) -> None:
     if not saved:
         raise ConfigError(f"run.reference: {ref} holds no saved fields (fields_NNNNN.npz) "
                           "of a run")
+    try:
+        config = saved_config(ref)
+    except ValueError as e:
+        raise ConfigError(f"run.reference: {e}") from None
+    if config is not None:
+        why = settings_differ(cfg.to_dict(), config, iterations=False)
+        if why is not None:
+            raise ConfigError(f"run.reference: {ref} is not a reference for this run: {why}")
+    its = saved_iterations(cfg)
+    if not set(its) & set(saved):
+        raise ConfigError(f"run.reference: {ref} saved none of the iterations this run saves "
+                          f"({iteration_list(its)}); it saved "
+                          f"{iteration_list(sorted(saved)) or 'none'}")
+
+
+def saved_iterations(cfg: Config) -> list[int]:
+    """The iterations (other than 0) whose fields the run saves."""
+    return [it for it in range(1, cfg.iterations + 1)
+            if it % cfg.save_every == 0 or it == cfg.iterations]
 
 
 def start(cfg: Config) -> None:
@@ -294,6 +314,10 @@ def against_reference(result: RunResult, cfg: Config) -> Optional[dict[str, Any]
         out["problem"] = str(e)
     try:
         ref = json.loads((cfg.reference / "summary.json").read_text())
+        if ref["config"]["iterations"] != cfg.iterations:
+            out["no_speedup"] = (f"it ran {ref['config']['iterations']} iterations, this run "
+                                 f"{cfg.iterations}")
+            return out
         ref_chem = sum(x["chemistry_s"] for x in ref["records"])
         out["chemistry_speedup"] = ref_chem / max(totals(result)["chemistry_s"], 1e-12)
         out["wall_speedup"] = float(ref["wall_s"]) / max(result.wall_s, 1e-12)
@@ -378,7 +402,10 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
                 f"against {cfg.reference}: worst RMS term {w['value']:.2e} ({w['variable']}, "
                 f"iteration {w['iteration']}), worst max term {m['value']:.2e} "
                 f"({m['variable']}, iteration {m['iteration']}), Eq. (2) at most "
-                f"{e['value']:.2e}; {len(errors['iterations'])} saved iterations compared")
+                f"{e['value']:.2e}; "
+                + coverage(len(errors["compared"]), errors["not_compared"]))
+        if "no_speedup" in reference:
+            lines.append(f"no speedup over it: {reference['no_speedup']}")
         if "chemistry_speedup" in reference:
             lines.append(f"speedup over it: chemistry {reference['chemistry_speedup']:.1f}x, "
                          f"whole run {reference['wall_speedup']:.1f}x")

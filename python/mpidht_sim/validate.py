@@ -57,7 +57,8 @@ import numpy as np
 from .cli import (Parser, add_config_arguments, ending_job_on_failure, launcher_rank,
                   parse_overrides)
 from .config import ROUNDINGS, Config, ConfigError, load
-from .measure import compare, field_files, load_fields
+from .measure import (same_json, compare, field_files, load_fields, physics,
+                      settings_differ)
 from .surrogate import variable_scales
 from .variables import AQUEOUS, MINERALS
 
@@ -78,10 +79,6 @@ PAPER_TABLE1 = {
     (8, 4): (7.90e-7, 3.15e-2), (8, 5): (8.24e-7, 1.77e-3), (8, 6): (9.03e-7, 1.84e-6),
     (8, 7): (7.11e-7, 1.97e-6),
 }
-#: What of a configuration decides the reference run's fields.
-PHYSICS = ("nx", "ny", "cell_size", "porosity", "permeability", "viscosity", "fixed",
-           "iterations", "time_step", "database", "calcite_parm", "dolomite_parm",
-           "initial", "injected")
 
 
 @dataclass(frozen=True)
@@ -129,14 +126,6 @@ class Point:
         return {"dht.enabled": True, "interp.enabled": True, "interp.tolerance": self.value}
 
 
-def physics(cfg: dict[str, Any]) -> dict[str, Any]:
-    return {k: cfg[k] for k in PHYSICS}
-
-
-def _same(a: Any, b: Any) -> bool:
-    return bool(json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True))
-
-
 def _without_source(config: Any) -> Any:
     if not isinstance(config, dict):
         return config
@@ -152,11 +141,9 @@ def check_reference(folder: Path, cfg: Config) -> Optional[str]:
     saved = summary.get("config", {})
     if saved.get("dht", {}).get("enabled", True):
         return "it is not a run with the DHT off"
-    try:
-        if not _same(physics(saved), physics(cfg.to_dict())):
-            return "its grid, flow, time, chemistry or waters differ from these settings"
-    except KeyError as e:
-        return f"its summary lacks {e}"
+    why = settings_differ(cfg.to_dict(), saved)
+    if why is not None:
+        return why
     its = set(field_files(folder, "npz"))
     if not set(range(1, cfg.iterations + 1)) <= its:
         return "it did not save every iteration (run.save_every = 1)"
@@ -502,8 +489,8 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
         if rank == 0 and cached.is_file():
             saved = json.loads(cached.read_text())
             # Where the config file lies does not change the run.
-            reuse = _same(_without_source(saved.get("config")),
-                          _without_source(effective)) and _same(
+            reuse = same_json(_without_source(saved.get("config")),
+                              _without_source(effective)) and same_json(
                 saved.get("reference"), physics(reference_summary["config"]))
             if reuse:
                 rows[v.name] = saved["figures"]

@@ -185,6 +185,45 @@ def test_command_refuses_missing_folders_and_json(tmp_path: Path,
     assert "Traceback" not in err
 
 
+def test_command_refuses_a_reference_that_does_not_match(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Where both runs recorded their settings, a reference of another time
+    step or grid is refused; one of fewer iterations is compared where
+    both saved, saying how many of the run's iterations and which not."""
+    from mpidht_sim.config import load
+
+    rng = np.random.default_rng(9)
+    run = {it: fields(rng, 30) for it in range(0, 41, 5)}
+    save(tmp_path / "run", run)
+    save(tmp_path / "ref", {it: run[it] for it in (0, 5, 10)})
+    base = {"grid.nx": 5, "grid.ny": 6, "dht.enabled": False}
+    config = load(None, {**base, "time.iterations": 40}).to_dict()
+    (tmp_path / "run" / "summary.json").write_text(json.dumps({"config": config}))
+    args = [str(tmp_path / "run"), str(tmp_path / "ref")]
+    assert main(args) == 0
+    assert "settings not checked" in capsys.readouterr().out
+    for other, named in (({"time.time_step": config["time_step"] / 10}, "time_step"),
+                         ({"grid.nx": 6, "grid.ny": 5}, "nx, ny, fixed")):
+        ref = load(None, {**base, "time.iterations": 10, **other}).to_dict()
+        (tmp_path / "ref" / "summary.json").write_text(json.dumps({"config": ref}))
+        assert main(args) == 2
+        assert f"the reference does not match the run: its {named} differ" in \
+            capsys.readouterr().err
+    ref = load(None, {**base, "time.iterations": 10}).to_dict()
+    (tmp_path / "ref" / "summary.json").write_text(json.dumps({"config": ref}))
+    out_json = tmp_path / "errors.json"
+    assert main(args + ["--json", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert ("2 of 8 saved iterations compared; not compared (the reference did not save "
+            "them): 15, 20, 25, 30, 35, 40") in out
+    assert "settings not checked" not in out
+    saved = json.loads(out_json.read_text())
+    assert saved["compared"] == [5, 10] and saved["not_compared"] == list(range(15, 41, 5))
+    (tmp_path / "ref" / "summary.json").write_text("{")
+    assert main(args) == 2
+    assert "summary.json cannot be read" in capsys.readouterr().err
+
+
 def test_column_check_fails_on_not_finite() -> None:
     """The column command's check fails on a value that is not finite,
     whatever the tolerance."""

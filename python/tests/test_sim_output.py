@@ -108,7 +108,7 @@ def test_reference_is_not_the_output_folder(tmp_path: Path) -> None:
     (out / "ref").mkdir()
     (out / "fields_00002.npz").rename(out / "ref" / "fields_00002.npz")
     check_folders(load(None, {"run.output_dir": str(out), "run.reference": str(out / "ref"),
-                              "run.overwrite": True}))
+                              "run.overwrite": True, "run.save_every": 2}))
 
 
 def test_reference_that_cannot_be_read(tmp_path: Path) -> None:
@@ -129,6 +129,39 @@ def test_reference_that_cannot_be_read(tmp_path: Path) -> None:
     assert summary["reference"]["errors"] is None
     assert str(broken) in summary["reference"]["problem"]
     assert any(line.startswith(f"against {ref}: not compared: {broken}") for line in lines)
+
+
+def test_reference_that_does_not_match_is_refused(tmp_path: Path) -> None:
+    """--reference: a reference run of another grid, time step or
+    chemistry is refused before the run, naming what differs, as is one
+    that saved none of the iterations this run saves; one of fewer
+    iterations is compared where both saved, saying which were not, and
+    gives no speedup."""
+    ref = tmp_path / "ref"
+    base = {"grid.nx": 4, "grid.ny": 4, "interp.enabled": False, "run.save_every": 1}
+    ref_cfg = load(None, {**base, "time.iterations": 2, "dht.enabled": False,
+                          "run.output_dir": str(ref)})
+    check_folders(ref_cfg)
+    start(ref_cfg)
+    finish(run(ref_cfg, MPI.COMM_SELF), ref_cfg, {}, plots=False)
+    settings = {**base, "run.output_dir": str(tmp_path / "run"), "run.reference": str(ref)}
+    for other, named in (({"time.time_step": 5760.0}, "time_step"),
+                         ({"grid.nx": 2, "grid.ny": 8}, "nx, ny, fixed"),
+                         ({"chemistry.calcite_parm": 0.001}, "calcite_parm")):
+        with pytest.raises(ConfigError, match=re.escape(
+                f"run.reference: {ref} is not a reference for this run: its {named} differ")):
+            check_folders(load(None, {**settings, "time.iterations": 4, **other}))
+    with pytest.raises(ConfigError, match=re.escape(
+            f"run.reference: {ref} saved none of the iterations this run saves (4, 8)")):
+        check_folders(load(None, {**settings, "time.iterations": 8, "run.save_every": 4}))
+    cfg = load(None, {**settings, "time.iterations": 4})
+    check_folders(cfg)
+    lines = finish(run(cfg, MPI.COMM_SELF), cfg, {}, plots=False)
+    assert any(line.startswith(f"against {ref}: worst RMS term") and line.endswith(
+        "2 of 4 saved iterations compared; not compared (the reference did not save them): "
+        "3, 4") for line in lines)
+    assert "no speedup over it: it ran 2 iterations, this run 4" in lines
+    assert not any(line.startswith("speedup over it") for line in lines)
 
 
 def test_progress_lines_when_not_a_terminal() -> None:
