@@ -6,6 +6,7 @@ import contextlib
 import enum
 from types import TracebackType
 import os
+import time
 from typing import Any, Callable, Iterator, NamedTuple, Optional, Type, Union
 
 import numpy as np
@@ -355,6 +356,41 @@ def _typed_keys(keys: object, dtype: np.dtype[Any], key_size: int) -> npt.NDArra
     return a
 
 
+def _debug_seconds() -> Optional[float]:
+    """MPIDHT_DEBUG_COLLECTIVES as the library reads it: seconds, or None
+    where the mode is off or the value no number of seconds (create then
+    refuses it)."""
+    text = os.environ.get("MPIDHT_DEBUG_COLLECTIVES", "")
+    try:
+        seconds = float(text)
+    except ValueError:
+        return None
+    return seconds if 0 < seconds < float("inf") else None
+
+
+def _agree_before_create(comm: MPI.Comm, failed: bool) -> bool:
+    """Whether any process failed, agreed on before the collective create:
+    in the debug mode (MPIDHT_DEBUG_COLLECTIVES) bounded by its time as
+    create's own check is, raising Error (ERR_COLLECTIVE_CHECK) where not
+    every process came within it."""
+    seconds = _debug_seconds()
+    if seconds is None:
+        return bool(comm.allreduce(failed, op=MPI.LOR))
+    mine, anywhere = np.array([int(failed)], dtype=np.intc), np.zeros(1, dtype=np.intc)
+    request = comm.Iallreduce(mine, anywhere, op=MPI.MAX)
+    deadline = time.monotonic() + seconds
+    while not request.Test():
+        if time.monotonic() > deadline:
+            status = int(Status.ERR_COLLECTIVE_CHECK)
+            raise Error(f"{_core.strerror(status)}: mpidht_create: after {seconds:g} s, not "
+                        f"all {comm.Get_size()} processes of the communicator had entered it "
+                        "(the agreement on the hash function before it, which cannot tell "
+                        "which; the communicator's collective calls are out of step now: "
+                        "end the program)", status)
+        time.sleep(0.001)
+    return bool(anywhere[0])
+
+
 def _check_hash(comm: MPI.Comm, hash: Optional[Callable[[bytes], int]],
                 key_size: int) -> None:
     """Calls hash once on every process and agrees on the verdict before
@@ -378,7 +414,7 @@ def _check_hash(comm: MPI.Comm, hash: Optional[Callable[[bytes], int]],
     if comm == MPI.COMM_NULL or comm.Is_inter():
         anywhere = False  # create refuses it (ERR_INVALID_COMM), without a collective
     else:
-        anywhere = comm.allreduce(problem is not None, op=MPI.LOR)
+        anywhere = _agree_before_create(comm, problem is not None)
     if problem is not None:
         raise problem
     if anywhere:
@@ -419,8 +455,9 @@ class Table:
     ``Error`` (status ``ERR_COLLECTIVE_CHECK``) within that time on the
     processes that did, naming the call and the missing processes; the
     table stays usable. (Creating the table first agrees on the ``hash``
-    function, given or not, with an mpi4py collective, which this check
-    does not cover.)
+    function, given or not, with an mpi4py collective, bounded by the same
+    time; where not every process enters it, the message cannot name the
+    missing ones.)
 
     Args:
         comm: an intracommunicator (e.g. ``MPI.COMM_WORLD``).

@@ -118,3 +118,19 @@ def test_bad_setting(comm: MPI.Intracomm, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("MPIDHT_DEBUG_COLLECTIVES", "0")
     with mpidht.Table(comm, 8, 8, 4096) as t:
         t.global_stats()
+
+
+@pytest.mark.parametrize("hashed", [False, True])
+def test_create_one_process_never_enters(comm: MPI.Intracomm, debug: None,
+                                         hashed: bool) -> None:
+    """A create that process 0 never enters fails on the others within the
+    time, with a hash function or without: the agreement on it before the
+    library's create is bounded too (unbounded, it waited for ever)."""
+    if comm.size == 1:
+        pytest.skip("needs 2 processes or more")
+    lone = comm.Dup()  # out of step afterwards: not used again
+    if comm.rank != 0:
+        with pytest.raises(mpidht.Error) as e:
+            mpidht.Table(lone, 8, 8, 4096, hash=(lambda key: 7) if hashed else None)
+        assert e.value.status == mpidht.Status.ERR_COLLECTIVE_CHECK
+        assert f"mpidht_create: after {SECONDS} s, not all {comm.size} processes" in str(e.value)
