@@ -54,6 +54,8 @@ def legend_below(fig: Any, ax: Any, columns: int = 6) -> None:
     if handles:
         fig.legend(handles, labels, loc="lower center", ncol=min(columns, len(handles)),
                    fontsize=8, frameon=False)
+
+
 PHASES = ("write", "read", "mixed")
 DISTS = ("uniform", "zipf")
 
@@ -198,7 +200,8 @@ def plot_latency(rows: list[Row], out: Path, ranks: int, cores: int) -> None:
 
 
 def plot_comparison(rows: list[Row], out: Path, cores: int) -> None:
-    stores = sorted({r["protocol"] for r in rows if r["protocol"].startswith(("redis", "memcached"))})
+    stores = sorted({r["protocol"] for r in rows
+                     if r["protocol"].startswith(("redis", "memcached"))})
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), sharey=True)
     for ax, phase in zip(axes, ("read", "write")):
         plot_rates(ax, rows, ("lockfree", "coarse") + tuple(stores), phase, "uniform",
@@ -225,7 +228,7 @@ def batch_speedups(rows: list[Row], phase: str, protocol: str,
     single = combined_rate(rows, protocol=protocol, phase=phase, ranks=ranks, batch=1)
     out = []
     for size in sorted({r["batch"] for r in pick(rows, protocol=protocol, phase=phase,
-                                                  ranks=ranks)}):
+                                                 ranks=ranks)}):
         keys = combined_rate(rows, protocol=protocol, phase=phase, ranks=ranks, batch=size)
         if keys:
             out.append((size, keys, keys / single if single else None))
@@ -488,7 +491,8 @@ def spread(r: Row) -> str:
 def table(rows: list[Row]) -> list[str]:
     out = ["Operations/s: the median over the runs of a setting, and their range; "
            "latencies and counts: medians.", "",
-           "| protocol | phase | keys | ranks | ops/s | p50 µs | p99 µs | mean µs | misses | checksum retries |",
+           "| protocol | phase | keys | ranks | ops/s | p50 µs | p99 µs | mean µs | misses "
+           "| checksum retries |",
            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in sorted(rows, key=lambda r: (r["distribution"], r["ranks"], r["protocol"], r["phase"])):
         def f(key: str) -> str:

@@ -170,12 +170,17 @@ check_sdist() {
 }
 
 # mypy --strict over the Python packages and tests (the configuration in
-# pyproject.toml), in the python-openmpi suite's venv.
+# pyproject.toml), then PEP 8 (pycodestyle, lines up to 100) over every
+# Python file, in the python-openmpi suite's venv.
 typecheck() {
-  local python=$build_root/python-openmpi-venv/bin/python
-  "$python" -m mypy --version > /dev/null 2>&1 ||
-    "$python" -m pip install -q --disable-pip-version-check mypy || return 1
-  (cd "$repo" && "$python" -m mypy)
+  local python=$build_root/python-openmpi-venv/bin/python tool
+  for tool in mypy pycodestyle; do
+    "$python" -m "$tool" --version > /dev/null 2>&1 ||
+      "$python" -m pip install -q --disable-pip-version-check "$tool" || return 1
+  done
+  (cd "$repo" && "$python" -m mypy &&
+    "$python" -m pycodestyle --max-line-length=100 python examples bench docs scripts setup.py &&
+    echo "pycodestyle: PEP 8 clean")
 }
 
 # The HTML documentation into build/docs/html (scripts/build-docs.sh:
@@ -224,7 +229,7 @@ start_suite fuzz openmpi -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
   -DMPIDHT_BUILD_FUZZ=ON -DMPIDHT_SANITIZE=address,undefined -DMPIDHT_BUILD_TESTS=OFF \
   -DMPIDHT_BUILD_EXAMPLES=OFF -DMPIDHT_BUILD_BENCH=OFF
 run_step sdist "build, inspect and install the sdist" check_sdist
-run_step mypy "mypy --strict" typecheck
+run_step mypy "mypy --strict and pycodestyle" typecheck
 run_step docs "build the HTML docs and check links" build_docs
 mpich_python=true
 install_python python-mpich mpich || mpich_python=false

@@ -494,8 +494,9 @@ class Table:
 
     Sizes, protocol, window, candidates, eviction and hash must be equal on
     every process (a hash given on some processes only is refused as one
-    that differs: ``Error`` with ``ERR_MISMATCHED_PARAMS`` everywhere). Every protocol is linearizable per key: a read returns
-    the latest completed write of its key (or a miss after a remove or an
+    that differs: ``Error`` with ``ERR_MISMATCHED_PARAMS`` everywhere).
+    Every protocol is linearizable per key: a read returns the latest
+    completed write of its key (or a miss after a remove or an
     eviction), never a torn or foreign value, and an update is atomic. A
     hash that raises makes the call that used it raise the same exception;
     what that call did to the table is then unspecified.

@@ -133,6 +133,7 @@ def start(cfg: Config) -> None:
     (out / "waters.json").write_text(json.dumps(
         {name: water.to_dict() for name, water in cfg.waters.items()}, indent=1))
 
+
 MAPPED = ("Ca", "Mg", "calcite", "dolomite")
 #: Units of the variables, for axes and colour bars.
 UNITS = {"C": "mol/kgw", "Ca": "mol/kgw", "Cl": "mol/kgw", "Mg": "mol/kgw", "pH": "-",

@@ -240,7 +240,7 @@ def test_column_check_fails_on_not_finite() -> None:
 
 
 def test_fields_that_cannot_be_read_are_named(tmp_path: Path,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+                                              capsys: pytest.CaptureFixture[str]) -> None:
     """A saved field that lacks a variable, is cut short or is no .npz
     archive raises ValueError naming the file; the command says so and
     exits with 2."""

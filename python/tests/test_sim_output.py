@@ -209,8 +209,8 @@ def test_run_against_reference(tmp_path_factory: pytest.TempPathFactory,
         "fields_00000.npz", "fields_00002.npz", "fields_00004.npz"]
     summary = json.loads((ref / "summary.json").read_text())
     assert summary["config"]["nx"] == 4 and summary["config"]["dht"]["enabled"] is False
-    assert summary["config"]["waters"]["initial"]["state"]["pH"] == pytest.approx(9.9065,
-                                                                                 abs=1e-4)
+    assert summary["config"]["waters"]["initial"]["state"]["pH"] == pytest.approx(
+        9.9065, abs=1e-4)
     versions = summary["versions"]
     assert versions["mpidht"] and versions["iphreeqc"].startswith("3.")
     assert versions["mpi"] == MPI.Get_library_version().strip().splitlines()[0]

@@ -91,6 +91,7 @@ def test_warm_start_from_a_saved_dht(tmp_path_factory: pytest.TempPathFactory) -
     # cell that used another moves on from a slightly different state,
     # which may round to a key never computed (3 workers: 263 of 272 hit).
     assert second.records[0].misses == 0
+
     def hit_rate(records: list[Any]) -> float:
         return float(sum(r.hits for r in records) / sum(r.hits + r.misses for r in records))
     assert hit_rate(second.records) >= 0.9 > hit_rate(first.records)
