@@ -201,6 +201,20 @@ def ending_job_on_failure(prog: str, comm: "MPI.Intracomm", work: Callable[[], i
         return 1
 
 
+def checked_on_one(comm: "MPI.Intracomm", check: Callable[[], object]) -> Optional[str]:
+    """Runs check on process 0 of comm (the one that writes what it
+    checks) and gives every process its verdict: the message of the
+    ConfigError it raised, or None. Collective."""
+    problem = None
+    if comm.Get_rank() == 0:
+        try:
+            check()
+        except ConfigError as e:
+            problem = str(e)
+    verdict: Optional[str] = comm.bcast(problem, root=0)
+    return verdict
+
+
 def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm") -> int:
     """main's run of a checked configuration, collective over comm; its
     exit status. An exception on one process would leave the others
@@ -210,17 +224,15 @@ def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm") -> i
     from .output import check_folders, finish, start, write_field
 
     rank = comm.Get_rank()
+
     # The folders are checked by one process, which then writes into them,
     # and the flow, which it computes: every process gets the same verdict,
     # before anything is written.
-    problem = None
-    if rank == 0:
-        try:
-            check_folders(cfg)
-            advection_for(cfg)
-        except ConfigError as e:
-            problem = str(e)
-    problem = comm.bcast(problem, root=0)
+    def check() -> None:
+        check_folders(cfg)
+        advection_for(cfg)
+
+    problem = checked_on_one(comm, check)
     if problem is not None:
         if rank == 0:
             print(f"mpidht_sim: configuration error: {problem}", file=sys.stderr)

@@ -54,8 +54,8 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 
-from .cli import (Parser, add_config_arguments, ending_job_on_failure, launcher_rank,
-                  parse_overrides)
+from .cli import (Parser, add_config_arguments, checked_on_one, ending_job_on_failure,
+                  launcher_rank, parse_overrides)
 from .config import ROUNDINGS, Config, ConfigError, load
 from .measure import (same_json, compare, field_files, load_fields, physics,
                       settings_differ)
@@ -453,13 +453,7 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
     rank = comm.Get_rank()
     # --out is checked as the simulator checks its output folder, by the
     # process that writes there, before anything is run.
-    problem = None
-    if rank == 0:
-        try:
-            check_folders(reference_cfg)
-        except ConfigError as e:
-            problem = str(e)
-    problem = comm.bcast(problem, root=0)
+    problem = checked_on_one(comm, partial(check_folders, reference_cfg))
     if problem is not None:
         if rank == 0:
             print(f"mpidht_sim.validate: configuration error: --out {args.out}: {problem}",
