@@ -356,6 +356,11 @@ def _typed_keys(keys: object, dtype: np.dtype[Any], key_size: int) -> npt.NDArra
     return a
 
 
+#: The agreements before create that timed out in the debug mode, with
+#: their buffers: MPI still owns them (_agree_before_create).
+_ABANDONED: list[tuple[MPI.Request, npt.NDArray[np.intc], npt.NDArray[np.intc]]] = []
+
+
 def _debug_seconds() -> Optional[float]:
     """MPIDHT_DEBUG_COLLECTIVES as the library reads it: seconds, or None
     where the mode is off or the value no number of seconds (create then
@@ -381,6 +386,9 @@ def _agree_before_create(comm: MPI.Comm, failed: bool) -> bool:
     deadline = time.monotonic() + seconds
     while not request.Test():
         if time.monotonic() > deadline:
+            # Left to MPI, which writes into anywhere if the missing
+            # processes come after all: kept, never freed.
+            _ABANDONED.append((request, mine, anywhere))
             status = int(Status.ERR_COLLECTIVE_CHECK)
             raise Error(f"{_core.strerror(status)}: mpidht_create: after {seconds:g} s, not "
                         f"all {comm.Get_size()} processes of the communicator had entered it "
