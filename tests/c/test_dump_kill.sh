@@ -17,7 +17,8 @@ fail() { echo "test_dump_kill: $*" >&2; exit 1; }
 # processes' ids are read first, so that no command runs between the
 # sight of a partial file and the kill, and up to 20 attempts are made
 # (5 in a row once all missed, under MPICH at 1 process in a full run of
-# the test command; alone, 23 of 24 runs landed at the first attempt).
+# the test command; alone, 22 of 24 runs landed at the first attempt,
+# the other 2 at the third).
 attempts=20
 for ((attempt = 1; attempt <= attempts; ++attempt)); do
   rm -f "$dir"/pid.*
