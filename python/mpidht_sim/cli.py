@@ -261,8 +261,13 @@ def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm") -> i
             print(f"mpidht_sim: refused before the first step: {e}", file=sys.stderr)
         return 2
     close()
-    if rank != 0:
-        return 0
-    for line in finish(result, cfg, {"processes": comm.Get_size()}):
-        print(line)
-    return 0
+    failure = None
+    if rank == 0:
+        done = finish(result, cfg, {"processes": comm.Get_size()})
+        for line in done.lines:
+            print(line)
+        failure = done.failure
+        if failure is not None:
+            print(f"mpidht_sim: values that are not finite: {failure}", file=sys.stderr)
+    # Every process exits alike.
+    return 1 if comm.bcast(failure, root=0) is not None else 0

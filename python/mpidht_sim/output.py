@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import platform
 import tempfile
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Optional
@@ -313,6 +314,8 @@ def against_reference(result: RunResult, cfg: Config) -> Optional[dict[str, Any]
     except ValueError as e:
         out["errors"] = None
         out["problem"] = str(e)
+    # check_folders compared the settings its summary.json records.
+    out["settings_checked"] = (cfg.reference / "summary.json").is_file()
     try:
         ref = json.loads((cfg.reference / "summary.json").read_text())
         if ref["config"]["iterations"] != cfg.iterations:
@@ -327,9 +330,32 @@ def against_reference(result: RunResult, cfg: Config) -> Optional[dict[str, Any]
     return out
 
 
+def first_not_finite(saved: dict[int, np.ndarray]) -> Optional[tuple[int, str, int]]:
+    """Where saved fields (by iteration, cells x variables) first hold NaN
+    or inf: (iteration, variable, cells there), the earliest iteration and
+    then the first variable; None if nowhere."""
+    for it in sorted(saved):
+        bad = np.count_nonzero(~np.isfinite(saved[it]), axis=0)
+        for j, name in enumerate(VARIABLES):
+            if bad[j]:
+                return it, name, int(bad[j])
+    return None
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What finish reports: the lines to print, and why the run's results
+    cannot be trusted (values that are not finite in its fields or in the
+    comparison with its reference), or None."""
+    lines: list[str]
+    failure: Optional[str] = None
+
+
 def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
-           plots: bool = True) -> list[str]:
-    """Writes everything a run leaves behind; returns the lines to print."""
+           plots: bool = True) -> Finished:
+    """Writes everything a run leaves behind, even where its fields hold
+    values that are not finite (the fields show where); returns the lines
+    to print and the failure to report."""
     out = cfg.output_dir
     out.mkdir(parents=True, exist_ok=True)
     write_fields(result, cfg, out)
@@ -356,10 +382,17 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
         f"{sums['rejected']} hits rejected (negative amount) and computed; "
         f"evictions {result.evictions}",
     ]
+    failures = []
+    own = first_not_finite(result.saved)
+    if own is not None:
+        failures.append(f"NaN or inf in the saved fields, first in {own[1]} at iteration "
+                        f"{own[0]} ({own[2]} cells)")
+        lines.append(f"NOT FINITE: {failures[-1]}")
     amounts = [VARIABLES.index(v) for v in AMOUNTS]
-    lowest = min(float(field[:, amounts].min()) for field in result.saved.values())
-    lines.append(f"smallest amount (a total or a mineral) in the saved fields: {lowest:.3g}"
-                 + (" (negative!)" if lowest < 0 else ""))
+    finite = [field[:, amounts][np.isfinite(field[:, amounts])] for field in result.saved.values()]
+    lowest = min((float(f.min()) for f in finite if f.size), default=float("nan"))
+    lines.append(f"smallest finite amount (a total or a mineral) in the saved fields: "
+                 f"{lowest:.3g}" + (" (negative!)" if lowest < 0 else ""))
     if sums["hits"] or sums["interpolated"]:
         lines.append(f"PHREEQC computed {sums['misses']} of {sums['cells']} cell reactions: "
                      f"{sums['cells'] / max(sums['misses'], 1):.1f}x fewer than without the "
@@ -394,21 +427,24 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
             w, m, e = errors["worst_rms_term"], errors["worst_max_term"], errors["eq2_max"]
             bad = errors["not_finite"]
             if bad is not None:
-                lines.append(
-                    f"against {cfg.reference}: NOT FINITE: NaN or inf in the compared fields, "
-                    f"first in {bad['variable']} at iteration {bad['iteration']} "
-                    f"({bad['run_cells']} cells of this run, {bad['reference_cells']} of the "
-                    "reference)")
+                what = (f"NaN or inf in the compared fields, first in {bad['variable']} at "
+                        f"iteration {bad['iteration']} ({bad['run_cells']} cells of this run, "
+                        f"{bad['reference_cells']} of the reference)")
+                failures.append(f"against {cfg.reference}: {what}")
+                lines.append(f"against {cfg.reference}: NOT FINITE: {what}")
             lines.append(
                 f"against {cfg.reference}: worst RMS term {w['value']:.2e} ({w['variable']}, "
                 f"iteration {w['iteration']}), worst max term {m['value']:.2e} "
                 f"({m['variable']}, iteration {m['iteration']}), Eq. (2) at most "
                 f"{e['value']:.2e}; "
                 + coverage(len(errors["compared"]), errors["not_compared"]))
+        if not reference["settings_checked"]:
+            lines.append(f"settings not checked (grid, flow, time, chemistry, waters): "
+                         f"{cfg.reference} has no summary.json")
         if "no_speedup" in reference:
             lines.append(f"no speedup over it: {reference['no_speedup']}")
         if "chemistry_speedup" in reference:
             lines.append(f"speedup over it: chemistry {reference['chemistry_speedup']:.1f}x, "
                          f"whole run {reference['wall_speedup']:.1f}x")
     lines.append(f"outputs: {out}")
-    return lines
+    return Finished(lines, "; ".join(failures) or None)

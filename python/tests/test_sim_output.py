@@ -10,6 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
 from mpi4py import MPI
 
@@ -18,6 +19,7 @@ from mpidht_sim.config import ConfigError, load
 from mpidht_sim.driver import initial_state, run
 from mpidht_sim.measure import load_fields
 from mpidht_sim.output import check_folders, finish, start, write_field, write_fields
+from mpidht_sim.variables import VARIABLES
 
 
 def test_earlier_outputs_refused_or_replaced(tmp_path: Path) -> None:
@@ -124,7 +126,7 @@ def test_reference_that_cannot_be_read(tmp_path: Path) -> None:
                       "run.reference": str(ref)})
     with pytest.raises(ConfigError, match=re.escape(f"run.reference: {broken} cannot be")):
         check_folders(cfg)
-    lines = finish(run(cfg, MPI.COMM_SELF), cfg, {}, plots=False)
+    lines = finish(run(cfg, MPI.COMM_SELF), cfg, {}, plots=False).lines
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["reference"]["errors"] is None
     assert str(broken) in summary["reference"]["problem"]
@@ -156,12 +158,74 @@ def test_reference_that_does_not_match_is_refused(tmp_path: Path) -> None:
         check_folders(load(None, {**settings, "time.iterations": 8, "run.save_every": 4}))
     cfg = load(None, {**settings, "time.iterations": 4})
     check_folders(cfg)
-    lines = finish(run(cfg, MPI.COMM_SELF), cfg, {}, plots=False)
+    lines = finish(run(cfg, MPI.COMM_SELF), cfg, {}, plots=False).lines
     assert any(line.startswith(f"against {ref}: worst RMS term") and line.endswith(
         "2 of 4 saved iterations compared; not compared (the reference did not save them): "
         "3, 4") for line in lines)
     assert "no speedup over it: it ran 2 iterations, this run 4" in lines
     assert not any(line.startswith("speedup over it") for line in lines)
+
+
+def test_fields_not_finite_fail_the_run(tmp_path: Path) -> None:
+    """A NaN or inf in the run's own saved fields is a failure that names
+    the first variable and iteration, whatever comes after it; the outputs
+    are written all the same, and the smallest amount printed is a finite
+    one."""
+    cfg = load(None, {"grid.nx": 4, "grid.ny": 4, "time.iterations": 2,
+                      "interp.enabled": False, "run.save_every": 1,
+                      "run.output_dir": str(tmp_path / "run")})
+    start(cfg)
+    result = run(cfg, MPI.COMM_SELF)
+    clean = finish(result, cfg, {}, plots=False)
+    assert clean.failure is None and not any("NOT FINITE" in line for line in clean.lines)
+    result.saved[2][[0, 3], VARIABLES.index("Mg")] = np.inf
+    result.saved[2][5, VARIABLES.index("Ca")] = np.nan
+    result.saved[1][7, VARIABLES.index("dolomite")] = np.nan
+    done = finish(result, cfg, {}, plots=False)
+    what = "NaN or inf in the saved fields, first in dolomite at iteration 1 (1 cells)"
+    assert done.failure == what
+    assert f"NOT FINITE: {what}" in done.lines
+    smallest = next(line for line in done.lines if line.startswith("smallest finite amount"))
+    assert "nan" not in smallest and "inf" not in smallest
+    assert (tmp_path / "run" / "summary.json").is_file()
+
+
+def test_reference_not_finite_or_unchecked(tmp_path_factory: pytest.TempPathFactory,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """The command line: a comparison with --reference that meets a NaN
+    exits with 1 after writing everything, naming the variable and the
+    iteration; a reference without summary.json is compared, and the run
+    says its settings were not checked."""
+    comm = MPI.COMM_WORLD
+    base = Path(comm.bcast(str(tmp_path_factory.mktemp("nan")) if comm.Get_rank() == 0
+                           else None, root=0))
+    tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "2", "--quiet",
+            "--set", "run.save_every=1", "--set", "interp.enabled=false"]
+    ref = base / "ref"
+    assert main(tiny + ["--no-dht", "--output", str(ref)]) == 0
+    if comm.Get_rank() == 0:
+        (ref / "summary.json").unlink()
+    comm.Barrier()
+    assert main(tiny + ["--output", str(base / "a"), "--reference", str(ref)]) == 0
+    out = capsys.readouterr().out
+    if comm.Get_rank() == 0:
+        assert (f"settings not checked (grid, flow, time, chemistry, waters): {ref} has no "
+                "summary.json") in out
+        path = ref / "fields_00002.npz"
+        with np.load(path) as data:
+            fields = {name: data[name].copy() for name in data.files}
+        fields["Ca"].flat[3] = np.nan
+        np.savez(path, **fields)
+    comm.Barrier()
+    assert main(tiny + ["--output", str(base / "b"), "--reference", str(ref)]) == 1
+    printed = capsys.readouterr()
+    if comm.Get_rank() == 0:
+        assert (f"against {ref}: NOT FINITE: NaN or inf in the compared fields, first in Ca "
+                "at iteration 2 (0 cells of this run, 1 of the reference)") in printed.out
+        assert "mpidht_sim: values that are not finite: " in printed.err
+        summary = json.loads((base / "b" / "summary.json").read_text())
+        assert summary["reference"]["settings_checked"] is False
+        assert summary["reference"]["errors"]["not_finite"]["variable"] == "Ca"
 
 
 def test_progress_lines_when_not_a_terminal() -> None:
