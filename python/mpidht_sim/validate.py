@@ -39,6 +39,10 @@ minerals) and the interpolating surrogate at each of --tolerances, and
 writes DIR/tradeoff.md, tradeoff.json and tradeoff.png: the worst RMS term
 against the chemistry speedup and against the share of cell reactions
 PHREEQC did not have to compute (ISAT's error-against-speed curve).
+
+A run whose fields hold a NaN or inf has the worst term of all, shown as
+NaN and named at the top of the report; the command then exits with 1,
+after writing everything.
 """
 
 from __future__ import annotations
@@ -195,10 +199,32 @@ TIE = 1.01
 
 
 def log_over_raw(log: float, raw: float) -> float:
-    """The worst term with log10 over the one without (1 where both are 0)."""
+    """The worst term with log10 over the one without (1 where both are 0).
+    A term that is NaN (values that are not finite) is worse than any
+    number: 0 where only raw's is, inf where only log's is, 1 where both
+    are."""
+    if math.isnan(log) or math.isnan(raw):
+        return 1.0 if math.isnan(log) and math.isnan(raw) else (
+            math.inf if math.isnan(log) else 0.0)
     if raw > 0:
         return log / raw
     return 1.0 if log == 0 else math.inf
+
+
+def not_finite(rows: dict[str, dict[str, Any]]) -> list[str]:
+    """The runs among rows whose fields held values that are not finite
+    (their worst term is NaN), each named with the variable and iteration
+    where one first appears."""
+    return [f"{name} ({r['worst_variable']}, iteration {r['worst_iteration']})"
+            for name, r in rows.items() if math.isnan(r["worst_rms_term"])]
+
+
+def _not_finite_lines(rows: dict[str, dict[str, Any]]) -> list[str]:
+    bad = not_finite(rows)
+    if not bad:
+        return []
+    return [f"**NOT FINITE**: NaN or inf in the fields of {len(bad)} run(s), the worst of "
+            f"all terms (shown as NaN): {', '.join(bad)}.", ""]
 
 
 def log_verdict(ratios: Sequence[float]) -> str:
@@ -219,14 +245,16 @@ def log_verdict(ratios: Sequence[float]) -> str:
 
 
 def _fmt(x: Optional[float]) -> str:
-    return "-" if x is None else ("inf" if math.isinf(x) else f"{x:.2e}")
+    if x is None:
+        return "-"
+    return "NaN" if math.isnan(x) else ("inf" if math.isinf(x) else f"{x:.2e}")
 
 
 def report(rows: dict[str, dict[str, Any]], variants: list[Variant], cfg: Config,
            processes: int) -> str:
     """validation.md."""
     text = [
-        "# Table 1 of the POET paper, reproduced", "",
+        "# Table 1 of the POET paper, reproduced", "", *_not_finite_lines(rows),
         f"{cfg.nx} x {cfg.ny} cells, {cfg.iterations} iterations, time step "
         f"{cfg.time_step:g} s, {processes} processes, DHT protocol {cfg.dht.protocol}, "
         f"floor {cfg.dht.floor:g}; every iteration compared with the run without the DHT.",
@@ -322,6 +350,7 @@ def tradeoff_report(rows: dict[str, dict[str, Any]], points: list[Point], cfg: C
 
     text = [
         "# Error against chemistry speedup: exact keys and interpolation", "",
+        *_not_finite_lines(rows),
         f"{cfg.nx} x {cfg.ny} cells, {cfg.iterations} iterations, {processes} processes, "
         f"packages of {run_package_size(cfg, processes)} cells; "
         "every iteration compared with the run without the DHT. Exact keys: the digits of "
@@ -380,6 +409,11 @@ def tradeoff_figure(rows: dict[str, dict[str, Any]], points: list[Point], path: 
     axes[1].set_title("against PHREEQC calls (load-independent)", fontsize=10)
     fig.suptitle("Error against speedup: the 1e-4 line is the acceptance bound", fontsize=11)
     fig.tight_layout()
+    bad = not_finite({p.name: rows[p.name] for p in points if p.name in rows})
+    if bad:
+        fig.subplots_adjust(bottom=0.2)
+        fig.text(0.5, 0.02, f"NOT FINITE, not plotted: {', '.join(bad)}", ha="center",
+                 color="red", fontsize=9, wrap=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -506,12 +540,26 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
               f"({r['approximate_share']:.0%} approximate), interpolated "
               f"{r['interpolated_share']:.1%}, PHREEQC cells {r['phreeqc_ratio']:.1f}x",
               flush=True)
-    if rank != 0:
-        return 0
+    if rank == 0:
+        _write_reports(args, rows, points, variants, configs, comm.Get_size())
+    # Every process exits alike: 1 where a run's fields were not finite.
+    bad = comm.bcast(not_finite(rows) if rank == 0 else None, root=0)
+    if bad:
+        if rank == 0:
+            print(f"mpidht_sim.validate: values that are not finite in: {', '.join(bad)}",
+                  file=sys.stderr)
+        return 1
+    return 0
+
+
+def _write_reports(args: argparse.Namespace, rows: dict[str, dict[str, Any]],
+                   points: list[Point], variants: list[Variant], configs: dict[str, Config],
+                   processes: int) -> None:
+    """The tables, JSON and figures of a finished sweep (rank 0)."""
     args.out.mkdir(parents=True, exist_ok=True)
     first = next(iter(configs.values()))
     if args.tradeoff:
-        text = tradeoff_report(rows, points, first, comm.Get_size())
+        text = tradeoff_report(rows, points, first, processes)
         (args.out / "tradeoff.md").write_text(text)
         (args.out / "tradeoff.json").write_text(json.dumps(
             {p.name: {"kind": p.kind, "value": p.value, **rows[p.name]} for p in points},
@@ -519,8 +567,8 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
         tradeoff_figure(rows, points, args.out / "tradeoff.png")
         print(text)
         print(f"written: {args.out / 'tradeoff.md'}, tradeoff.json, tradeoff.png")
-        return 0
-    text = report(rows, variants, first, comm.Get_size())
+        return
+    text = report(rows, variants, first, processes)
     (args.out / "validation.md").write_text(text)
     (args.out / "validation.json").write_text(json.dumps(
         {v.name: {"rounding": v.rounding, "log": v.log, "aqueous": v.aqueous,
@@ -528,7 +576,6 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
     heat_maps(rows, variants, args.out / "validation.png")
     print(text)
     print(f"written: {args.out / 'validation.md'}, validation.json, validation.png")
-    return 0
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ with a single-process run; a hit that would make an amount negative is
 computed instead."""
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +198,42 @@ def test_validation_table(tmp_path_factory: pytest.TempPathFactory,
     data = json.loads((out / "validation.json").read_text())
     assert all(0 <= row["hit_rate"] <= 1 and row["worst_rms_term"] >= 0
                for row in data.values())
+
+
+def test_validation_names_runs_not_finite(tmp_path_factory: pytest.TempPathFactory,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A variant whose fields held a NaN (here its kept figures say so, as
+    a run's would) is named at the top of the table, loses its log/raw
+    comparison, and the command exits with 1 on every process after
+    writing everything."""
+    comm = MPI.COMM_WORLD
+    out = Path(comm.bcast(str(tmp_path_factory.mktemp("validation")) if comm.Get_rank() == 0
+                          else None, root=0))
+    args = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--set", "time.iterations=2",
+            "--aqueous", "5", "--minerals", "4", "--roundings", "significant",
+            "--out", str(out)]
+    assert validate_main(args) == 0
+    if comm.Get_rank() == 0:
+        kept = next((out / "variants").glob("*log*.json"))
+        saved = json.loads(kept.read_text())
+        saved["figures"].update(worst_rms_term=math.nan, worst_variable="Ca",
+                                worst_iteration=2)
+        kept.write_text(json.dumps(saved))
+        (out / "validation.md").unlink()
+    comm.Barrier()
+    capsys.readouterr()
+    assert validate_main(args) == 1
+    printed = capsys.readouterr()
+    if comm.Get_rank() != 0:
+        return
+    assert "running" not in printed.out
+    text = (out / "validation.md").read_text()
+    name = kept.stem
+    assert (f"**NOT FINITE**: NaN or inf in the fields of 1 run(s), the worst of all terms "
+            f"(shown as NaN): {name} (Ca, iteration 2).") in text
+    assert "| NaN (Ca, 2) |" in text
+    assert "**significant: raw beats log at every pair, unlike Table 1**" in text
+    assert f"values that are not finite in: {name} (Ca, iteration 2)" in printed.err
 
 
 def test_validation_rejects_bad_settings() -> None:
