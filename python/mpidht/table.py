@@ -335,6 +335,8 @@ def _exact_array(keys: object, dtype: np.dtype[Any]) -> npt.NDArray[Any]:
     if a.dtype.kind not in "fO":
         return _exactly(a, dtype)  # integers and bools as they are, or TypeError
     items = np.asarray(keys, dtype=object)
+    if a.dtype.kind == "f" and all(type(x) is float for x in items.flat):
+        return _exactly(a, dtype)  # Python floats only: float64 holds each as it is
     out = np.empty(items.shape, dtype=dtype)
     for i, x in enumerate(items.flat):
         out.flat[i] = _exact_number(x, dtype)

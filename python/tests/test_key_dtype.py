@@ -132,6 +132,11 @@ def test_key_dtype_takes_exact_conversions(comm: MPI.Intracomm) -> None:
      "table's key_dtype float64 (it would become 9007199254740992.0)"),
     (np.float32, 0.5, 2**24 + 1, "key 16777217 cannot be held exactly by the "
      "table's key_dtype float32 (it would become 16777216.0)"),
+    # Python floats only (taken as float64 at once): one float32 rounds.
+    (np.float32, 0.5, 1.00000001, "key 1.00000001 cannot be held exactly by the "
+     "table's key_dtype float32 (it would become 1.0)"),
+    (np.float32, 0.5, 1e300, "key 1e+300 cannot be held exactly by the "
+     "table's key_dtype float32 (it would become inf)"),
     # Beyond float64's range.
     (np.float64, 3, 2**1024, f"key {2**1024} cannot be held exactly by the table's "
      "key_dtype float64 (it is beyond its range)"),
@@ -142,7 +147,8 @@ def test_key_dtype_takes_exact_conversions(comm: MPI.Intracomm) -> None:
      "table's key_dtype int64 (it is out of its range)"),
     (np.uint8, 5, -2**63 - 1, "key -9223372036854775809 cannot be held exactly by the "
      "table's key_dtype uint8 (it is out of its range)"),
-], ids=["f8-beside-big-int", "f8-beside-float", "f4-beside-float", "f8-overflow",
+], ids=["f8-beside-big-int", "f8-beside-float", "f4-beside-float", "f4-floats-round",
+        "f4-floats-overflow", "f8-overflow",
         "i8-2**63", "i8-2**64", "u1-below-int64"])
 def test_key_lists_are_checked_key_by_key(comm: MPI.Intracomm, dtype: type[np.generic],
                                           good: Any, bad: Any, message: str) -> None:
