@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "mpidht.h"
+#include "collective_check.h"
 #include "_interp.h"
 #include "_rows.h"
 
@@ -988,6 +989,17 @@ static PyObject *core_strerror(PyObject *module, PyObject *arg)
     return PyUnicode_FromString(mpidht_strerror((mpidht_status_t)status));
 }
 
+/* MPIDHT_DEBUG_COLLECTIVES as mpidht_create reads it: (status, seconds),
+ * seconds 0 where the mode is off. */
+static PyObject *core_debug_setting(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    double seconds = 0;
+    mpidht_status_t st = mpidht_debug_setting(&seconds);
+    return Py_BuildValue("(id)", (int)st, seconds);
+}
+
 static PyObject *core_mpi_library_version(PyObject *module, PyObject *unused)
 {
     (void)module;
@@ -1228,6 +1240,8 @@ static PyMethodDef core_methods[] = {
      "The distinct rows of a byte matrix, numbered in the order they first appear."},
     {"predict", core_predict, METH_VARARGS,
      "mpidht.interp's neighbours, checks and prediction, per query."},
+    {"debug_setting", core_debug_setting, METH_NOARGS,
+     "MPIDHT_DEBUG_COLLECTIVES as create reads it: (status, seconds; 0 = off)."},
     {"mpi_library_version", core_mpi_library_version, METH_NOARGS,
      "MPI_Get_library_version of the MPI this module was linked with."},
     {NULL, NULL, 0, NULL},

@@ -360,75 +360,78 @@ def _typed_keys(keys: object, dtype: np.dtype[Any], key_size: int) -> npt.NDArra
 
 #: The agreements before create that timed out in the debug mode, with
 #: their buffers: MPI still owns them (_agree_before_create).
-_ABANDONED: list[tuple[MPI.Request, npt.NDArray[np.intc], npt.NDArray[np.intc]]] = []
+_ABANDONED: list[tuple[MPI.Request, tuple[npt.NDArray[Any], ...]]] = []
+
+#: The bytes of a refusal's message that the agreement before create gives
+#: the other processes.
+_MESSAGE_BYTES = 512
 
 
 def _debug_seconds() -> Optional[float]:
     """MPIDHT_DEBUG_COLLECTIVES as the library reads it: seconds, or None
     where the mode is off or the value no number of seconds (create then
     refuses it)."""
-    text = os.environ.get("MPIDHT_DEBUG_COLLECTIVES", "")
-    try:
-        seconds = float(text)
-    except ValueError:
-        return None
-    return seconds if 0 < seconds < float("inf") else None
+    status, seconds = _core.debug_setting()
+    return seconds if status == int(Status.OK) and seconds > 0 else None
 
 
-def _agree_before_create(comm: MPI.Comm, failed: bool) -> bool:
-    """Whether any process failed, agreed on before the collective create:
-    in the debug mode (MPIDHT_DEBUG_COLLECTIVES) bounded by its time as
-    create's own check is, raising Error (ERR_COLLECTIVE_CHECK) where not
-    every process came within it."""
+def _wait_bounded(comm: MPI.Comm, request: MPI.Request,
+                  buffers: tuple[npt.NDArray[Any], ...]) -> None:
+    """Waits for request: for ever where the debug mode is off, otherwise
+    for its time at most, raising Error (ERR_COLLECTIVE_CHECK) as create's
+    own check does where not every process came within it."""
     seconds = _debug_seconds()
     if seconds is None:
-        return bool(comm.allreduce(failed, op=MPI.LOR))
-    mine, anywhere = np.array([int(failed)], dtype=np.intc), np.zeros(1, dtype=np.intc)
-    request = comm.Iallreduce(mine, anywhere, op=MPI.MAX)
+        request.Wait()
+        return
     deadline = time.monotonic() + seconds
     while not request.Test():
         if time.monotonic() > deadline:
-            # Left to MPI, which writes into anywhere if the missing
+            # Left to MPI, which writes into the buffers if the missing
             # processes come after all: kept, never freed.
-            _ABANDONED.append((request, mine, anywhere))
+            _ABANDONED.append((request, buffers))
             status = int(Status.ERR_COLLECTIVE_CHECK)
             raise Error(f"{_core.strerror(status)}: mpidht_create: after {seconds:g} s, not "
                         f"all {comm.Get_size()} processes of the communicator had entered it "
-                        "(the agreement on the hash function before it, which cannot tell "
+                        "(the agreement on the arguments before it, which cannot tell "
                         "which; the communicator's collective calls are out of step now: "
                         "end the program)", status)
         time.sleep(0.001)
-    return bool(anywhere[0])
 
 
-def _check_hash(comm: MPI.Comm, hash: Optional[Callable[[bytes], int]],
-                key_size: int) -> None:
-    """Calls hash once on every process and agrees on the verdict before
-    the collective create, so that a bad hash on one process cannot leave
-    the others waiting in it. Every process takes part, with a hash or
-    without (None), so that a hash given on some processes only reaches
-    create everywhere, which refuses it as a differing parameter."""
-    problem: Optional[BaseException] = None
+def _agree_before_create(comm: MPI.Comm, problem: Optional[BaseException]
+                         ) -> Optional[tuple[int, str]]:
+    """The lowest rank whose arguments were refused (problem) and its
+    refusal in words, agreed on by every process before the collective
+    create; None where none was. Nonblocking collectives on every process
+    (a blocking one would not match a nonblocking one), each bounded in
+    the debug mode (MPIDHT_DEBUG_COLLECTIVES) as create's own check is."""
+    size = comm.Get_size()
+    mine = np.array([comm.Get_rank() if problem is not None else size], dtype=np.intc)
+    lowest = np.zeros(1, dtype=np.intc)
+    _wait_bounded(comm, comm.Iallreduce(mine, lowest, op=MPI.MIN), (mine, lowest))
+    failed = int(lowest[0])
+    if failed >= size:
+        return None
+    text = np.zeros(_MESSAGE_BYTES, dtype=np.uint8)
+    if problem is not None and failed == comm.Get_rank():
+        words = f"{type(problem).__name__}: {problem}".encode("utf-8", "replace")
+        words = words[:_MESSAGE_BYTES - 1]
+        text[:len(words)] = np.frombuffer(words, dtype=np.uint8)
+    _wait_bounded(comm, comm.Ibcast(text, root=failed), (text,))
+    return failed, bytes(text).split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def _check_hash(hash: Optional[Callable[[bytes], int]], key_size: int) -> None:
+    """Calls hash once, raising what it raises or TypeError where it is no
+    function of bytes returning an int."""
     if hash is None:
-        pass
-    elif not callable(hash):
-        problem = TypeError(f"hash must be callable, got {type(hash).__name__}")
-    else:
-        try:
-            value = hash(bytes(max(key_size, 1)))
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                problem = TypeError(
-                    f"the hash function must return an int, not {type(value).__name__}")
-        except Exception as e:  # reported to every process below
-            problem = e
-    if comm == MPI.COMM_NULL or comm.Is_inter():
-        anywhere = False  # create refuses it (ERR_INVALID_COMM), without a collective
-    else:
-        anywhere = _agree_before_create(comm, problem is not None)
-    if problem is not None:
-        raise problem
-    if anywhere:
-        raise Error(_core.strerror(int(Status.ERR_PEER)), int(Status.ERR_PEER))
+        return
+    if not callable(hash):
+        raise TypeError(f"hash must be callable, got {type(hash).__name__}")
+    value = hash(bytes(max(key_size, 1)))
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"the hash function must return an int, not {type(value).__name__}")
 
 
 def _comm_handle(comm: MPI.Comm) -> int:
@@ -514,8 +517,10 @@ class Table:
     Raises:
         Error: the library refused (its message says why) or failed; on every
             process at once.
-        TypeError, ValueError: an argument of the wrong type or value, before
-            any MPI call.
+        TypeError, ValueError: an argument of the wrong type or value, or
+            what the hash function raised, before the table is created; the
+            other processes then raise ``Error`` (``ERR_PEER``) naming the
+            lowest rank that failed and its error.
     """
 
     def __init__(self, comm: MPI.Comm, key_size: int, value_size: int,
@@ -526,17 +531,35 @@ class Table:
                  key_dtype: Optional[npt.DTypeLike] = None) -> None:
         if not isinstance(comm, MPI.Comm):
             raise TypeError(f"comm must be an mpi4py communicator, got {type(comm).__name__}")
-        self._key_size = _check_size(key_size, "key_size")
-        self._key_dtype = _check_key_dtype(key_dtype, self._key_size)
-        self._value_size = _check_size(value_size, "value_size")
-        memory = _check_size(memory_per_process, "memory_per_process")
-        proto = _to_enum(Protocol, protocol, "protocol")
-        win = _to_enum(Window, window, "window")
-        cand = _check_size(candidates, "candidates")
-        evict = _to_enum(Eviction, eviction, "eviction")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.floating)):
-            raise TypeError(f"timeout must be a number of seconds, got {type(timeout).__name__}")
-        _check_hash(comm, hash, self._key_size)
+        # Every argument is checked, and the hash called once, on every
+        # process; the verdicts are agreed on before the collective create,
+        # so that a refusal on one process cannot leave the others waiting
+        # in it. A hash given on some processes only reaches create
+        # everywhere, which refuses it as a differing parameter.
+        problem: Optional[BaseException] = None
+        try:
+            self._key_size = _check_size(key_size, "key_size")
+            self._key_dtype = _check_key_dtype(key_dtype, self._key_size)
+            self._value_size = _check_size(value_size, "value_size")
+            memory = _check_size(memory_per_process, "memory_per_process")
+            proto = _to_enum(Protocol, protocol, "protocol")
+            win = _to_enum(Window, window, "window")
+            cand = _check_size(candidates, "candidates")
+            evict = _to_enum(Eviction, eviction, "eviction")
+            if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.floating)):
+                raise TypeError("timeout must be a number of seconds, got "
+                                f"{type(timeout).__name__}")
+            _check_hash(hash, self._key_size)
+        except Exception as e:  # reported to every process below
+            problem = e
+        if comm != MPI.COMM_NULL and not comm.Is_inter():  # else create refuses it alone
+            failed = _agree_before_create(comm, problem)
+            if failed is not None and problem is None:
+                status = int(Status.ERR_PEER)
+                raise Error(f"{_core.strerror(status)}: process {failed[0]} (the lowest rank "
+                            f"that failed): {failed[1]}", status)
+        if problem is not None:
+            raise problem
         try:
             with _library_errors():
                 self._table = _core.Table(_comm_handle(comm), self._key_size, self._value_size,

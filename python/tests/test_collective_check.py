@@ -121,6 +121,37 @@ def test_bad_setting(comm: MPI.Intracomm, monkeypatch: pytest.MonkeyPatch) -> No
         t.global_stats()
 
 
+def test_setting_read_as_the_library_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bound of the agreement before create is the library's own
+    reading of the setting (strtod: 0x2 is 2 s; float() refused it)."""
+    from mpidht.table import _debug_seconds
+
+    for text, seconds in [("0x2", 2.0), (" 1.5 ", 1.5), ("0", None), ("", None),
+                          ("soon", None), ("1_0", None)]:
+        monkeypatch.setenv("MPIDHT_DEBUG_COLLECTIVES", text)
+        assert _debug_seconds() == seconds, text
+
+
+def test_setting_on_some_processes_only(comm: MPI.Intracomm,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The debug mode set on process 0 only is refused on every process
+    with ERR_DEBUG_SETTING, as by the library's create, instead of leaving
+    the others waiting (a blocking agreement where the mode was off did not
+    match the bounded, nonblocking one where it was on)."""
+    if comm.size == 1:
+        pytest.skip("needs 2 processes or more")
+    if comm.rank == 0:
+        monkeypatch.setenv("MPIDHT_DEBUG_COLLECTIVES", str(SECONDS))
+    else:
+        monkeypatch.delenv("MPIDHT_DEBUG_COLLECTIVES", raising=False)
+    with pytest.raises(mpidht.Error) as e:
+        mpidht.Table(comm, 8, 8, 4096)
+    assert e.value.status == mpidht.Status.ERR_DEBUG_SETTING
+    monkeypatch.delenv("MPIDHT_DEBUG_COLLECTIVES", raising=False)
+    with mpidht.Table(comm, 8, 8, 4096) as t:
+        assert t.global_stats()["writes"] == 0
+
+
 @pytest.mark.parametrize("hashed", [False, True])
 def test_create_one_process_never_enters(comm: MPI.Intracomm, debug: None,
                                          hashed: bool) -> None:
@@ -139,6 +170,6 @@ def test_create_one_process_never_enters(comm: MPI.Intracomm, debug: None,
         assert f"mpidht_create: after {SECONDS} s, not all {comm.size} processes" in str(e.value)
     comm.Barrier()
     if comm.rank == 0:  # completes the others' abandoned agreement, as a late comer would
-        late = np.zeros(1, dtype=np.intc)
-        lone.Iallreduce(late.copy(), late, op=MPI.MAX).Wait()  # (no blocking one matches)
-        assert late[0] == 0  # nobody had failed
+        late = np.array([comm.size], dtype=np.intc)  # the lowest rank refused: none
+        lone.Iallreduce(late.copy(), late, op=MPI.MIN).Wait()  # (no blocking one matches)
+        assert late[0] == comm.size  # nobody had failed

@@ -27,6 +27,38 @@ def test_bad_constructor_arguments_before_mpi(comm: MPI.Intracomm) -> None:
         mpidht.Table(comm, 8, 8, 1 << 80)
 
 
+@pytest.mark.parametrize("where", ["process 0", "the last process", "every process"])
+def test_bad_argument_on_some_processes_reaches_all(comm: MPI.Intracomm, where: str) -> None:
+    """An argument refused on some processes only (before the library's
+    create) raises there, and ERR_PEER on the others, naming the lowest
+    rank that failed and its error, instead of leaving them waiting in the
+    collective create; the communicator stays in step."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    bad = {"process 0": rank == 0, "the last process": rank == size - 1,
+           "every process": True}[where]
+    first = 0 if where != "the last process" else size - 1
+    cases: list[tuple[dict[str, object], type[Exception], str]] = [
+        (dict(protocol="bogus"), ValueError, "unknown protocol 'bogus'"),
+        (dict(candidates=-1), ValueError, "candidates must not be negative"),
+        (dict(timeout="1"), TypeError, "timeout must be a number of seconds, got str"),
+        (dict(hash=lambda key: 1 // 0), ZeroDivisionError, "integer division or modulo by "
+         "zero"),
+    ]
+    for kwargs, kind, words in cases:
+        with pytest.raises((kind, mpidht.Error)) as e:
+            mpidht.Table(comm, 8, 8, 4096, **(kwargs if bad else {}))  # type: ignore[arg-type]
+        if bad:
+            assert e.type is kind and words in str(e.value)
+        else:
+            assert isinstance(e.value, mpidht.Error)
+            assert e.value.status == mpidht.Status.ERR_PEER
+            assert str(e.value).startswith(
+                f"{mpidht.strerror(mpidht.Status.ERR_PEER)}: process {first} (the lowest "
+                f"rank that failed): {kind.__name__}: {words}")
+    with mpidht.Table(comm, 8, 8, 4096) as t:
+        assert t.global_stats()["writes"] == 0
+
+
 @pytest.mark.parametrize("kwargs, status", [
     (dict(key_size=0), mpidht.Status.ERR_KEY_SIZE),
     (dict(key_size=1 << 17), mpidht.Status.ERR_KEY_SIZE),
