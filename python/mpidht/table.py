@@ -286,8 +286,11 @@ def _exactly(keys: npt.NDArray[Any], dtype: np.dtype[Any]) -> npt.NDArray[Any]:
                 bad = ~inside | (np.where(inside, converted, 0).astype(source) != keys)
         else:
             first = f" (such as {keys.reshape(-1)[:1].tolist()[0]!r})" if keys.size else ""
-            raise TypeError(f"keys of dtype {source}{first} cannot be converted to the "
-                            f"table's key_dtype {dtype} without losing their value")
+            why = ("floats are never converted to an integer key_dtype, not even whole ones"
+                   if source.kind == "f" and dtype.kind in "iu" else
+                   "it would not keep every value")
+            raise TypeError(f"keys of dtype {source}{first} are not taken by the table's "
+                            f"key_dtype {dtype}: {why}")
     if bad.any():
         i = int(np.argmax(bad.reshape(-1)))
         raise ValueError(f"key {keys.flat[i]} cannot be held exactly by the table's key_dtype "
@@ -632,9 +635,17 @@ class Table:
         return a.tobytes()
 
     def _keys(self, keys: Any) -> Any:
-        """Many keys: with key_dtype, numbers converted to it."""
+        """Many keys: with key_dtype, numbers converted to it; a list or
+        tuple of bytes objects stays raw keys, as a single one does."""
         if self._key_dtype is None:
             return keys
+        if isinstance(keys, (list, tuple)) and keys:
+            raw = [isinstance(k, (bytes, bytearray, memoryview)) for k in keys]
+            if all(raw):
+                return keys
+            if any(raw):
+                raise TypeError("keys mix bytes objects (raw keys) with numbers (of the "
+                                f"key_dtype {self._key_dtype}); give one kind")
         return _typed_keys(keys, self._key_dtype, self._key_size)
 
     def read(self, key: Any) -> Optional[bytes]:

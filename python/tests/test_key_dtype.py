@@ -39,8 +39,18 @@ def test_key_dtype_matches_numbers_not_bytes(comm: MPI.Intracomm, protocol: str)
             t.write([-0.0, 7], b"x" * 8)
             assert t.read(np.array([0.0, 7.0])) == b"x" * 8
             assert t.remove((0, 7)) and t.read([0.0, 7.0]) is None
-            # Bytes objects are still raw keys.
-            assert t.read(np.array([1.0, 2.0]).tobytes()) == bytes(range(8))
+            # Bytes objects are still raw keys, alone or as a batch's list.
+            raw = [np.array(k).tobytes() for k in ([1.0, 2.0], [0.0, 5.0], [9.0, 9.0])]
+            assert t.read(raw[0]) == bytes(range(8))
+            assert t.read_many(raw)[1].tolist() == [True, True, False]
+            assert t.read_many(tuple(raw[:2]))[1].all()
+            t.write_many([raw[2]], np.full((1, 8), 3, dtype=np.uint8))
+            assert t.read([9.0, 9.0]) == b"\x03" * 8
+            assert t.update_many([raw[2]], lambda i, old: b"u" * 8).tolist() == [
+                mpidht.UpdateOutcome.UPDATED]
+            assert t.read(raw[2]) == b"u" * 8
+            with pytest.raises(TypeError, match="keys mix bytes objects"):
+                t.read_many([raw[0], [0.0, 5.0]])
             with pytest.raises(ValueError, match="NaN"):
                 t.read_many([[np.nan, 1.0]])
             with pytest.raises(ValueError, match="a key must be 2 float64 numbers"):
@@ -54,8 +64,10 @@ def test_key_dtype_refuses_lossy_conversion_and_bad_sizes(comm: MPI.Intracomm) -
     with pytest.raises(TypeError, match="numeric"):
         mpidht.Table(comm, 16, 8, 1 << 16, key_dtype="U4")
     with mpidht.Table(comm, 8, 8, 1 << 16, key_dtype=np.int64) as t:
-        with pytest.raises(TypeError, match="without losing"):
-            t.read_many(np.array([1.5]))                 # floats into ints: no
+        for floats in (np.array([1.5]), np.array([3.0]), 3.0):  # floats into ints: no
+            with pytest.raises(TypeError, match="floats are never converted to an integer "
+                               "key_dtype, not even whole ones"):
+                t.read_many(floats)
         assert not t.read_many(np.array([3], dtype=np.int32))[1][0]  # ints widen
         comm.Barrier()
 
