@@ -10,9 +10,11 @@ The column has ``cells`` reacting cells at Courant number 1: the flow is
 set so that one time step moves exactly one pore volume, and the DHT is
 off. Both sides take the waters, the kinetics and the database from the
 configuration (default: SimDol2D's). ``--set`` may change those, not what
-the column sets itself or does without (grid.nx, grid.ny, time.time_step,
-time.iterations, flow.fixed_pressure, and the sections run, dht and
-interp): such a key is refused.
+the column sets itself or does without (time.time_step, time.iterations,
+and the sections grid, flow, run, dht and interp: its flow is set for
+Courant number 1, whatever the cell size, porosity, permeability and
+viscosity): such a key is refused. An --out where no folder can be made
+or written in is refused too, before anything runs.
 
 How the ends match:
 
@@ -47,6 +49,7 @@ import json
 import math
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -55,11 +58,13 @@ import numpy.typing as npt
 
 from . import engine as phreeqc
 from .chemistry import RATES, reactants
-from .cli import Parser, add_config_arguments, launcher_rank, parse_overrides
+from .cli import (Parser, add_config_arguments, checked_on_one, launcher_rank,
+                  parse_overrides)
 from .config import Config, load
 from .errors import ConfigError
 from .flow import solve_flow
 from .measure import Comparison, compare
+from .output import check_writable
 from .variables import VARIABLES
 from .waters import phreeqc_input
 
@@ -78,7 +83,12 @@ _SETS = {"grid.nx": "it is one cell wide",
                 "from --cells",
          "flow.fixed_pressure": "its ends are set for Courant number 1",
          "dht": "it runs without the DHT",
-         "interp": "it runs without the DHT"}
+         "interp": "it runs without the DHT",
+         # Whatever these are, the flow is set for Courant number 1: they
+         # would change nothing compared.
+         "grid": "its flow is set for Courant number 1 whatever the cell size, porosity "
+                 "and permeability",
+         "flow": "its flow is set for Courant number 1 whatever the viscosity"}
 
 
 @dataclass(frozen=True)
@@ -194,7 +204,7 @@ def passed(comparison: Comparison, tolerance: float) -> bool:
     return comparison.not_finite is None and comparison.worst_max[0] <= tolerance
 
 
-def report(r: ColumnResult) -> str:
+def report(r: ColumnResult, tolerance: float) -> str:
     worst, name, step = r.comparison.worst_max
     lines = ["# 1-D column against PHREEQC's TRANSPORT", "",
              f"{r.cells} cells, {r.steps} steps of {r.time_step:g} s at Courant number 1, "
@@ -210,6 +220,8 @@ def report(r: ColumnResult) -> str:
     if bad is not None:
         lines.append(f"NOT FINITE: NaN or inf first in {bad[0]} at step {bad[1]} ({bad[2]} "
                      f"cells of the simulator, {bad[3]} of PHREEQC).")
+    lines.append(f"Passed: within --tolerance {tolerance:g}." if passed(r.comparison, tolerance)
+                 else f"FAILED: not within --tolerance {tolerance:g}.")
     return "\n".join(lines)
 
 
@@ -268,22 +280,35 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     from mpi4py import MPI
 
+    # Checked by the process that writes there, before anything runs.
+    problem = checked_on_one(MPI.COMM_WORLD, partial(check_writable, args.out, "--out"))
+    if problem is not None:
+        if MPI.COMM_WORLD.Get_rank() == 0:
+            print(f"mpidht_sim.column: {problem}", file=sys.stderr)
+        return 2
     result = validate_column(args.cells, args.steps, args.time_step, MPI.COMM_WORLD,
                              args.config, overrides)
-    if result is None:
-        return 0
-    text = report(result)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "column.md").write_text(text + "\n")
-    (args.out / "column.json").write_text(json.dumps({
+    ok = passed(result.comparison, args.tolerance) if result is not None else None
+    if result is not None:
+        _write(result, args.out, args.tolerance)
+    # Every process exits alike.
+    return 0 if MPI.COMM_WORLD.bcast(ok, root=0) else 1
+
+
+def _write(result: ColumnResult, out: Path, tolerance: float) -> None:
+    """The report, JSON and figure into out (rank 0), and the report on
+    stdout."""
+    text = report(result, tolerance)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "column.md").write_text(text + "\n")
+    (out / "column.json").write_text(json.dumps({
         "cells": result.cells, "steps": result.steps, "time_step": result.time_step,
         **result.comparison.to_dict(),
         "last_step": {"simulator": result.simulator[result.steps].tolist(),
                       "phreeqc": result.phreeqc[result.steps].tolist()}}, indent=1))
-    plot(result, args.out / "column.png")
+    plot(result, out / "column.png")
     print(text)
-    print(f"written: {args.out}/column.md, column.json, column.png")
-    return 0 if passed(result.comparison, args.tolerance) else 1
+    print(f"written: {out}/column.md, column.json, column.png")
 
 
 if __name__ == "__main__":

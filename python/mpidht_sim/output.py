@@ -51,6 +51,26 @@ def earlier_outputs(folder: Path) -> list[Path]:
     return sorted(p for p in named if p.is_file())
 
 
+def check_writable(out: Path, name: str) -> None:
+    """Raises ConfigError, naming the setting (name), unless out, or the
+    nearest folder above it that exists (where it would be made), is a
+    folder this process may write in. Leaves nothing behind."""
+    try:
+        nearest = next((p for p in (out, *out.parents) if p.exists()), out)
+    except OSError as e:
+        raise ConfigError(f"{name}: {out} cannot be made: {e}") from None
+    where = f"{name}: {out}" + ("" if nearest == out else f" cannot be made: {nearest}")
+    if not nearest.is_dir():
+        raise ConfigError(f"{where} is not a folder")
+    # Tried, not asked: os.access says yes to root on a read-only file
+    # system or in /proc.
+    try:
+        tempfile.TemporaryDirectory(dir=nearest, prefix=".mpidht-sim-probe-").cleanup()
+    except OSError as e:
+        raise ConfigError(f"{where} is a folder this process may not write in "
+                          f"({e.strerror or e})") from None
+
+
 def check_folders(cfg: Config) -> None:
     """Raises ConfigError if the output folder cannot be made or written
     in (a file on its path, no permission), if it holds an earlier run's
@@ -66,23 +86,7 @@ def check_folders(cfg: Config) -> None:
     if ref is not None and ref.resolve() == out.resolve():
         raise ConfigError(f"run.reference: {ref} is the output folder (run.output_dir: {out}), "
                           "whose fields this run replaces; choose another output folder")
-    # The output folder, or the nearest folder above it that exists (where
-    # start makes it), must be a folder this process may write in.
-    try:
-        nearest = next((p for p in (out, *out.parents) if p.exists()), out)
-    except OSError as e:
-        raise ConfigError(f"run.output_dir: {out} cannot be made: {e}") from None
-    where = f"run.output_dir: {out}" + ("" if nearest == out else
-                                        f" cannot be made: {nearest}")
-    if not nearest.is_dir():
-        raise ConfigError(f"{where} is not a folder")
-    # Tried, not asked: os.access says yes to root on a read-only file
-    # system or in /proc.
-    try:
-        tempfile.TemporaryDirectory(dir=nearest, prefix=".mpidht-sim-probe-").cleanup()
-    except OSError as e:
-        raise ConfigError(f"{where} is a folder this process may not write in "
-                          f"({e.strerror or e})") from None
+    check_writable(out, "run.output_dir")
     stale = earlier_outputs(out)
     if stale and not cfg.overwrite:
         names = ", ".join(p.name for p in stale[:4]) + (", ..." if len(stale) > 4 else "")

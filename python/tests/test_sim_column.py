@@ -51,7 +51,8 @@ def test_column_command(tmp_path_factory: pytest.TempPathFactory,
     rc = main(["--cells", "4", "--steps", "5", "--out", str(out)])
     assert rc == 0
     if comm.Get_rank() == 0:
-        assert "Worst:" in capsys.readouterr().out
+        printed = capsys.readouterr().out
+        assert "Worst:" in printed and "Passed: within --tolerance 0.001." in printed
         assert {p.name for p in out.iterdir()} == {"column.md", "column.json", "column.png"}
     assert main(["--cells", "0"]) == 2
     assert main(["--set", "chemistry.database=nosuch.dat"]) == 2
@@ -68,13 +69,47 @@ def test_column_refuses_bad_settings(tmp_path: Path,
     assert main(short + ["--set", "time.iterations=7"]) == 2
     assert main(short + ["--tolerance", "-1"]) == 2
     assert main(short + ["--tolerance", "nan"]) == 2
+    # What would change nothing compared: the flow is set for Courant 1.
+    assert main(short + ["--set", "grid.porosity=0.5"]) == 2
+    assert main(short + ["--set", "flow.viscosity=2e-3"]) == 2
     err = capsys.readouterr().err
     if MPI.COMM_WORLD.Get_rank() == 0:  # the one that prints
         assert "cannot override 'grid.nx' for the column: it is one cell wide" in err
         assert "cannot override 'time.iterations' for the column: set by --steps" in err
         assert "--tolerance must be positive and finite, got -1.0" in err
         assert "--tolerance must be positive and finite, got nan" in err
+        assert ("cannot override 'grid.porosity' for the column: its flow is set for "
+                "Courant number 1") in err
+        assert "cannot override 'flow.viscosity' for the column" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_column_out_that_cannot_be_written_is_refused_first(
+        tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]) -> None:
+    """An --out that is a file, or below one, is refused with exit status
+    2 before the column runs (it ran, then crashed writing, status 1); a
+    run above its tolerance says so in its report."""
+    comm = MPI.COMM_WORLD
+    base = Path(comm.bcast(str(tmp_path_factory.mktemp("out")) if comm.Get_rank() == 0
+                           else None, root=0))
+    afile = base / "afile"
+    if comm.Get_rank() == 0:
+        afile.write_text("mine")
+    comm.Barrier()
+    short = ["--cells", "2", "--steps", "2"]
+    capsys.readouterr()
+    assert main(short + ["--out", str(afile)]) == 2
+    assert main(short + ["--out", str(afile / "below")]) == 2
+    err = capsys.readouterr().err
+    if comm.Get_rank() == 0:
+        assert f"mpidht_sim.column: --out: {afile} is not a folder" in err
+        assert f"--out: {afile / 'below'} cannot be made: {afile} is not a folder" in err
+        assert afile.read_text() == "mine"
+    assert main(short + ["--out", str(base / "strict"), "--tolerance", "1e-300"]) == 1
+    if comm.Get_rank() == 0:
+        assert "FAILED: not within --tolerance 1e-300." in capsys.readouterr().out
+        assert "FAILED: not within --tolerance 1e-300." in (
+            base / "strict" / "column.md").read_text()
 
 
 def test_column_config_sets_its_keys(tmp_path: Path) -> None:
