@@ -64,6 +64,7 @@ typedef struct {
      * when the call returns. */
     PyObject *hash;
     PyObject *hash_error[3]; /* type, value, traceback */
+    int hash_raised;         /* the hash function raised during this call */
     /* During update calls: the Python function and the object it returns
      * to keep a key as it is. */
     PyObject *update_fn;
@@ -78,7 +79,7 @@ static uint64_t python_hash(const void *key, size_t key_size, void *user_data)
     TableObject *self = user_data;
     PyGILState_STATE gil = PyGILState_Ensure();
     uint64_t hash = 0;
-    if (!self->hash_error[0]) {
+    if (!self->hash_raised) {
         PyObject *r = PyObject_CallFunction(self->hash, "y#", (const char *)key,
                                             (Py_ssize_t)key_size);
         if (r && PyLong_Check(r))
@@ -87,8 +88,14 @@ static uint64_t python_hash(const void *key, size_t key_size, void *user_data)
             PyErr_Format(PyExc_TypeError, "the hash function must return an int, not %.100s",
                          Py_TYPE(r)->tp_name);
         Py_XDECREF(r);
-        if (PyErr_Occurred())
+        if (PyErr_Occurred()) {
+            /* Raised instead of an update function's: what the call did
+             * is unspecified now. */
+            for (int i = 0; i < 3; ++i)
+                Py_CLEAR(self->hash_error[i]);
             PyErr_Fetch(&self->hash_error[0], &self->hash_error[1], &self->hash_error[2]);
+            self->hash_raised = 1;
+        }
     }
     PyGILState_Release(gil);
     return hash;
@@ -97,8 +104,11 @@ static uint64_t python_hash(const void *key, size_t key_size, void *user_data)
 /* mpidht_update_fn calling the Python update function of the table in
  * user_data as fn(index, value or None) with the GIL held: a bytes-like
  * result of value_size bytes is stored, None deletes the key, the table's
- * keep object keeps it. Anything else, or an exception, keeps the key and
- * is raised when the call returns. */
+ * keep object keeps it. Anything else, or an exception, keeps the key;
+ * the rows after it are still called, as mpidht_update_batch finishes
+ * them, and the first exception is raised when the call returns (not
+ * called once the hash function raised: the keys were placed by a
+ * failed hash). */
 static mpidht_update_action_t python_update(size_t index, const void *key, void *value,
                                             int present, void *user_data)
 {
@@ -106,7 +116,7 @@ static mpidht_update_action_t python_update(size_t index, const void *key, void 
     (void)key;
     PyGILState_STATE gil = PyGILState_Ensure();
     mpidht_update_action_t action = MPIDHT_KEEP;
-    if (!self->hash_error[0]) {
+    if (!self->hash_raised) {
         PyObject *old = present ? PyBytes_FromStringAndSize(value, (Py_ssize_t)self->value_size)
                                 : Py_NewRef(Py_None);
         PyObject *r = old ? PyObject_CallFunction(self->update_fn, "nO", (Py_ssize_t)index,
@@ -130,8 +140,12 @@ static mpidht_update_action_t python_update(size_t index, const void *key, void 
             }
         }
         Py_XDECREF(r);
-        if (PyErr_Occurred())
-            PyErr_Fetch(&self->hash_error[0], &self->hash_error[1], &self->hash_error[2]);
+        if (PyErr_Occurred()) {
+            if (self->hash_error[0])
+                PyErr_Clear(); /* the first is raised */
+            else
+                PyErr_Fetch(&self->hash_error[0], &self->hash_error[1], &self->hash_error[2]);
+        }
     }
     PyGILState_Release(gil);
     return action;
@@ -145,6 +159,7 @@ static int take_hash_error(TableObject *self)
         return 0;
     PyErr_Restore(self->hash_error[0], self->hash_error[1], self->hash_error[2]);
     self->hash_error[0] = self->hash_error[1] = self->hash_error[2] = NULL;
+    self->hash_raised = 0;
     return -1;
 }
 

@@ -741,11 +741,16 @@ class Table:
     def update_many(self, keys: npt.ArrayLike,
                     fn: Callable[[int, Optional[bytes]], Union[BytesLike, None, _Keep]]
                     ) -> npt.NDArray[np.uint8]:
-        """Updates n keys at once (``mpidht_update_batch``), in row order.
+        """Updates n keys at once (``mpidht_update_batch``), as if one at a
+        time in row order (rows that share no candidate bucket may be called
+        in another order).
 
         ``fn(i, value)`` is called for row i as ``update`` calls its
         function; rows see the rows before them (a key repeated in the batch
-        sees its earlier rows' results).
+        sees its earlier rows' results). As ``mpidht_update_batch`` does,
+        a row whose function raises (or returns something else than
+        value_size bytes, None or ``KEEP``) is left as it was and the
+        others are still updated; the first such exception is then raised.
 
         Returns:
             A uint8 array of n ``UpdateOutcome`` values.

@@ -1,5 +1,6 @@
 """update / update_many / clear, and the eviction and timeout options."""
 
+import re
 from typing import Any
 
 import numpy as np
@@ -86,6 +87,41 @@ def test_update_many_sees_earlier_rows(table: mpidht.Table, comm: MPI.Intracomm)
                          mpidht.UpdateOutcome.REMOVED]
     assert counter(table.read(k[0])) == 3
     assert table.read(k[1]) is None
+    comm.Barrier()
+
+
+@pytest.mark.parametrize("failure", ["raises", "returns 1 byte"])
+def test_update_many_finishes_the_other_rows(table: mpidht.Table, comm: MPI.Intracomm,
+                                             failure: str) -> None:
+    """As mpidht_update_batch: a row whose function fails is left as it
+    was, every other row is updated, and the first failure is raised."""
+    rank = comm.Get_rank()
+    keys = keys_for([500 + 10 * rank + i for i in range(4)], salt=6)
+    old = values_for(range(4), rank)
+    table.write_many(keys, old)
+    new = values_for(range(4, 8), rank)
+    called = []
+
+    def fn(i: int, value: "bytes | None") -> Any:
+        called.append(i)
+        if i in (1, 2):
+            if failure == "raises":
+                raise KeyError(f"row {i}")
+            return b"x"
+        return new[i].tobytes()
+
+    kind = KeyError if failure == "raises" else ValueError
+    with pytest.raises(kind) as e:
+        table.update_many(keys, fn)
+    # The first failure raised: rows are called grouped by the process
+    # that hosts them, so either failing row may come first.
+    assert (re.fullmatch(r"'row [12]'", str(e.value)) is not None if failure == "raises"
+            else "must return" in str(e.value))
+    assert sorted(called) == [0, 1, 2, 3]
+    got, found = table.read_many(keys)
+    assert found.all()
+    assert [bytes(r) for r in got] == [new[0].tobytes(), old[1].tobytes(), old[2].tobytes(),
+                                       new[3].tobytes()]
     comm.Barrier()
 
 
