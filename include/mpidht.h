@@ -637,18 +637,19 @@ mpidht_status_t mpidht_clear(mpidht_t *table);
 
 /* One list yields the struct fields and their names. */
 #define MPIDHT_STATS_LIST(X)                                                   \
-    X(reads, "read calls")                                                     \
+    X(reads, "reads that completed: hits plus misses")                         \
     X(hits, "reads that found the key")                                        \
     X(misses, "reads that did not find the key")                               \
-    X(writes, "write calls")                                                   \
+    X(writes, "values stored, by writes and updates")                          \
     X(updates, "writes that replaced the value of a present key")              \
     X(evictions, "writes that overwrote another key")                          \
-    X(removes, "remove calls that removed the key")                            \
+    X(removes, "keys removed, by removes and updates")                         \
     X(checksum_retries, "lock-free re-reads after a checksum mismatch")        \
     X(lock_retries, "lock attempts that found the lock taken, and reads "     \
                     "that met a bucket being rewritten")                       \
-    X(timeouts, "calls that gave up with MPIDHT_ERR_TIMEOUT")                  \
-    X(atomic_updates, "mpidht_update calls and update batch rows")
+    X(timeouts, "calls and batch rows that gave up with MPIDHT_ERR_TIMEOUT "   \
+                "(counted nowhere else)")                                      \
+    X(atomic_updates, "updates that completed (single calls and batch rows)")
 
 typedef struct mpidht_stats {
     size_t struct_size; /* set with MPIDHT_STATS_INIT */

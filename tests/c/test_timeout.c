@@ -4,7 +4,8 @@
  * reads the same key with a table timeout of 0.1 s. Under the fine
  * protocol each call returns MPIDHT_ERR_TIMEOUT; under the lock-free one
  * the writes do, and the read returns the value as it was. Nothing is left
- * held behind: the same calls succeed once rank 0 is done. The key's
+ * held behind: the same calls succeed once rank 0 is done. A call that
+ * gave up counts in the statistics' timeouts, and nowhere else. The key's
  * bucket lives on rank 1, so that its one-sided calls need nothing from
  * the sleeping rank 0. (The coarse protocol waits inside MPI_Win_lock,
  * which has no timeout.) Needs 2 processes or more (passes trivially on 1).
@@ -69,6 +70,14 @@ int main(int argc, char **argv)
                                                        ? MPIDHT_OK
                                                        : MPIDHT_ERR_TIMEOUT);
         CHECK(protocol != MPIDHT_PROTOCOL_LOCKFREE || got[0] == 1);
+        /* A call that gave up counts in timeouts only: reads stays hits
+         * plus misses, writes and atomic_updates what took effect. */
+        mpidht_stats_t st = MPIDHT_STATS_INIT;
+        CHECK_OK(mpidht_stats_local(table, &st));
+        bool lockfree = protocol == MPIDHT_PROTOCOL_LOCKFREE;
+        CHECK(st.timeouts == (lockfree ? 3u : 4u));
+        CHECK(st.reads == (lockfree ? 1u : 0u) && st.reads == st.hits + st.misses);
+        CHECK(st.writes == 1 && st.atomic_updates == 0 && st.removes == 0);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     /* Nothing was left held: everything works again, everywhere. */
