@@ -1,12 +1,16 @@
 /*
- * The command-line ending and list parsing every benchmark program shares.
+ * The command-line ending, number and list parsing the benchmark programs
+ * share.
  * Header-only.
  */
 #ifndef MPIDHT_BENCH_CLI_H
 #define MPIDHT_BENCH_CLI_H
 
+#include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <mpi.h>
@@ -27,6 +31,22 @@ static inline bool bench_cli_proceed(int parsed, void (*usage)(FILE *), int *exi
     MPI_Finalize();
     *exit_code = parsed == 2 ? 0 : 1;
     return false;
+}
+
+/* A whole decimal number in [min, max]: digits only (no sign, space or
+ * exponent), no overflow. Writes *out and returns true if s is one. */
+static inline bool bench_cli_whole(const char *s, unsigned long long min,
+                                   unsigned long long max, unsigned long long *out)
+{
+    char *end = NULL;
+    if (*s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno == ERANGE || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
 }
 
 /* Whether name is one of the items of the comma-separated list. */

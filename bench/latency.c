@@ -26,6 +26,9 @@
 #include "mpidht.h"
 
 enum { KEY = 80, VALUE = 104, BATCH = 256 };
+/* At most this many keys per rank: four times as many buckets of 256
+ * bytes still fit in a 64-bit budget with room to spare. */
+#define MAX_KEYS (1ull << 40)
 
 typedef struct {
     double seconds;
@@ -42,7 +45,7 @@ static void usage(FILE *out)
     fprintf(out, "usage: mpidht_latency [--seconds S] [--keys N] [--window KIND] [--csv FILE]\n"
                  "                      [--help]\n"
                  "  --seconds  wall time of each phase (default 1.0)\n"
-                 "  --keys     keys each rank writes before timing (default 50000)\n"
+                 "  --keys     keys each rank writes before timing, 1 to 2^40 (default 50000)\n"
                  "  --window   auto, shared, allocate or create (default auto)\n"
                  "  --csv      also write the results to FILE as CSV\n");
 }
@@ -63,9 +66,10 @@ static int parse(int argc, char **argv, options_t *o)
             if (*end || !(o->seconds > 0))
                 return 1;
         } else if (!strcmp(argv[i - 1], "--keys")) {
-            o->keys = strtoul(v, &end, 10);
-            if (*end || o->keys == 0)
+            unsigned long long n = 0;
+            if (!bench_cli_whole(v, 1, MAX_KEYS, &n))
                 return 1;
+            o->keys = (unsigned long)n;
         } else if (!strcmp(argv[i - 1], "--window")) {
             while (strcmp(v, mpidht_window_name(o->window)) != 0) {
                 if (o->window == MPIDHT_WINDOW_CREATE)

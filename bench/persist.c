@@ -69,8 +69,8 @@ static int parse(int argc, char **argv, options_t *o)
             return bad(argv[i], "", "an option and its value");
         const char *name = argv[i], *v = argv[++i];
         if (!strcmp(name, "--memory")) {
-            unsigned long long m = strtoull(v, &end, 10);
-            if (*end || m == 0 || *v == '-')
+            unsigned long long m = 0;
+            if (!bench_cli_whole(v, 1, SIZE_MAX, &m))
                 return bad(name, v, "a whole number of bytes above 0");
             o->memory = (size_t)m;
         } else if (!strcmp(name, "--fill")) {

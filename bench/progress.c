@@ -88,9 +88,10 @@ static int parse(int argc, char **argv, options_t *o)
         const char *v = argv[++i];
         char *end = NULL;
         if (!strcmp(a, "--ops")) {
-            o->ops = strtoul(v, &end, 10);
-            if (*v < '0' || *v > '9' || *end || o->ops < 1 || o->ops > MAX_OPS)
+            unsigned long long n = 0;
+            if (!bench_cli_whole(v, 1, MAX_OPS, &n))
                 return 1;
+            o->ops = (unsigned long)n;
         } else if (!strcmp(a, "--compute-ms")) {
             o->compute_ms = strtod(v, &end);
             if (end == v || *end || !(o->compute_ms > 0 && o->compute_ms <= 1000))

@@ -56,9 +56,9 @@ static int parse(int argc, char **argv, options_t *o)
         if (i + 1 >= argc)
             return 1;
         const char *v = argv[++i];
-        char *end = NULL;
-        unsigned long n = strtoul(v, &end, 10);
-        bool number = *v && *v != '-' && !*end;
+        unsigned long long whole = 0;
+        bool number = bench_cli_whole(v, 0, ULONG_MAX, &whole);
+        unsigned long n = (unsigned long)whole;
         if (!strcmp(a, "--store") && (!strcmp(v, "redis") || !strcmp(v, "memcached")))
             o->store = v;
         else if (!strcmp(a, "--host"))

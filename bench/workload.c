@@ -123,15 +123,14 @@ static void usage(FILE *out)
             "  --csv FILE, --json FILE   also write the results there\n");
 }
 
-/* A whole decimal number: digits only, no sign, no overflow. */
+/* A whole decimal number (bench_cli_whole): 0 on success, -1 if not. */
 static int parse_size(const char *s, unsigned long *out)
 {
-    char *end = NULL;
-    if (*s < '0' || *s > '9')
+    unsigned long long v = 0;
+    if (!bench_cli_whole(s, 0, ULONG_MAX, &v))
         return -1;
-    errno = 0;
-    *out = strtoul(s, &end, 10);
-    return *end || errno == ERANGE ? -1 : 0;
+    *out = (unsigned long)v;
+    return 0;
 }
 
 /* A comma list of 1..MAX_BATCH_SIZES batch sizes, each 1..MAX_BATCH,

@@ -5,7 +5,10 @@
  *
  *   mpirun -np 2 ./mpidht_demo --protocol lockfree --keys 20000
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +16,9 @@
 #include <mpi.h>
 
 #include "mpidht.h"
+
+/* Keys each rank writes at most: a few seconds' work. */
+#define MAX_KEYS 100000000ul
 
 typedef struct {
     mpidht_protocol_t protocol;
@@ -26,8 +32,24 @@ static void usage(FILE *out)
             "usage: mpidht_demo [--protocol coarse|fine|lockfree] [--keys N]\n"
             "                   [--memory BYTES] [--help]\n"
             "  --protocol  consistency protocol (default lockfree)\n"
-            "  --keys      keys each rank writes (default 20000)\n"
+            "  --keys      keys each rank writes, 1 to 100000000 (default 20000)\n"
             "  --memory    bytes of table each rank hosts (default 16777216)\n");
+}
+
+/* A whole decimal number in [min, max] (digits only: "-1" would wrap
+ * around in strtoul); true if s is one, written to *out. */
+static bool whole_number(const char *s, unsigned long min, unsigned long max,
+                         unsigned long *out)
+{
+    char *end = NULL;
+    if (*s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (*end || errno == ERANGE || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
 }
 
 /* Returns 0 on success, 1 on a usage error, 2 for --help. */
@@ -38,7 +60,6 @@ static int parse(int argc, char **argv, options_t *o)
     o->memory = 16ul << 20;
     for (int i = 1; i < argc; ++i) {
         const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end = NULL;
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
             return 2;
         if (!next)
@@ -54,12 +75,10 @@ static int parse(int argc, char **argv, options_t *o)
             else
                 return 1;
         } else if (strcmp(arg, "--keys") == 0) {
-            o->keys = strtoul(next, &end, 10);
-            if (*end || o->keys == 0)
+            if (!whole_number(next, 1, MAX_KEYS, &o->keys))
                 return 1;
         } else if (strcmp(arg, "--memory") == 0) {
-            o->memory = strtoul(next, &end, 10);
-            if (*end)
+            if (!whole_number(next, 0, ULONG_MAX, &o->memory))
                 return 1;
         } else {
             return 1;
