@@ -64,6 +64,10 @@ class KeyColumn:
     floor: float = 0.0
 
 
+#: Beyond any column's range of digits, within a C int.
+_DIGITS_CLAMP = 1 << 30
+
+
 def key_size(columns: Sequence[KeyColumn]) -> int:
     """Bytes of a key with these columns."""
     return ELEMENT_SIZE * len(columns)
@@ -78,13 +82,19 @@ def encode_keys(values: npt.ArrayLike, columns: Sequence[KeyColumn]) -> npt.NDAr
     out of range and ``Status.ERR_KEY_VALUE`` for a NaN input, an
     infinite one in a rounded column (an ``EXACT`` column keeps it), or
     one too large for its decimal places; ``ValueError`` if the shape does
-    not match the columns.
+    not match the columns; ``TypeError`` for complex values.
     """
-    rows = np.ascontiguousarray(np.atleast_2d(np.asarray(values, dtype=np.float64)))
+    given = np.asarray(values)
+    if given.dtype.kind == "c":  # float64 would drop the imaginary parts
+        raise TypeError(f"values must be real numbers, got {given.dtype}")
+    rows = np.ascontiguousarray(np.atleast_2d(np.asarray(given, dtype=np.float64)))
     if rows.ndim != 2 or rows.shape[1] != len(columns):
         raise ValueError(f"values must be rows of {len(columns)} numbers (one per column), "
                          f"got shape {np.shape(values)}")
-    spec = [(int(c.rounding), int(c.digits), bool(c.log), float(c.floor)) for c in columns]
+    # Digits beyond a C int are out of every column's range: the
+    # library's refusal (ERR_KEY_COLUMN), not an OverflowError here.
+    spec = [(int(c.rounding), max(-_DIGITS_CLAMP, min(int(c.digits), _DIGITS_CLAMP)),
+             bool(c.log), float(c.floor)) for c in columns]
     out = np.empty((rows.shape[0], key_size(columns)), dtype=np.uint8)
     with _library_errors():
         _core.key_encode(spec, rows.shape[0], rows, out)

@@ -64,7 +64,8 @@ def test_types_and_signed_zero_do_not_split_keys() -> None:
 
 @pytest.mark.parametrize("column", [KeyColumn(SIG, 0), KeyColumn(SIG, 16), KeyColumn(DEC, 21),
                                     KeyColumn(SIG, 3, floor=-1.0),
-                                    KeyColumn(SIG, 3, floor=float("nan"))])
+                                    KeyColumn(SIG, 3, floor=float("nan")),
+                                    KeyColumn(SIG, 2**40), KeyColumn(DEC, -2**70)])
 def test_bad_columns_are_refused(column: KeyColumn) -> None:
     with pytest.raises(Error) as e:
         encode_keys([[1.0]], [column])
@@ -77,6 +78,12 @@ def test_non_finite_values_are_refused(value: float) -> None:
         encode_keys([[1.0], [value]], [KeyColumn(SIG, 3)])
     assert e.value.status == Status.ERR_KEY_VALUE
     assert "NaN or infinite" in str(e.value)
+
+
+def test_complex_values_are_refused() -> None:
+    """Complex numbers are refused, not cut to their real parts."""
+    with pytest.raises(TypeError, match="real numbers, got complex128"):
+        encode_keys(np.array([[1 + 2j]]), [KeyColumn(SIG, 3)])
 
 
 def test_shape_must_match_the_columns() -> None:
