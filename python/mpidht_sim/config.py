@@ -160,7 +160,8 @@ def _number(table: Mapping[str, Any], section: str, key: str, default: Any = Non
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigError(f"{where} must be a number, got {value!r}")
     if integer and not isinstance(value, int):
-        raise ConfigError(f"{where} must be a whole number, got {value!r}")
+        raise ConfigError(f"{where} must be an integer, written without a decimal point or "
+                          f"exponent, got {value!r}")
     if not math.isfinite(value):
         raise ConfigError(f"{where} must be finite, got {value!r}")
     if positive and value <= 0:

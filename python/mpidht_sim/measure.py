@@ -356,7 +356,13 @@ def load_fields(folder: Path) -> dict[int, Array]:
                     raise ValueError(f"it lacks {', '.join(missing)}")
                 fields[it] = np.column_stack(
                     [np.asarray(data[v], dtype=np.float64).ravel() for v in VARIABLES])
-        except (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error) as e:
+        except ValueError as e:
+            # NumPy's advice for a pickled object (allow_pickle) is not ours:
+            # a run saves arrays of numbers only.
+            why = ("it holds pickled objects, not arrays of numbers" if "allow_pickle" in str(e)
+                   else str(e))
+            raise ValueError(f"{path} cannot be read as a run's saved fields: {why}") from None
+        except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
             raise ValueError(f"{path} cannot be read as a run's saved fields: {e}") from None
     return fields
 

@@ -33,7 +33,9 @@ def test_overrides_and_relative_cells() -> None:
 
 @pytest.mark.parametrize("overrides, message", [
     ({"grid.nx": 0}, "grid.nx must be at least 1"),
-    ({"grid.nx": 2.5}, "grid.nx must be a whole number"),
+    ({"grid.nx": 2.5}, "grid.nx must be an integer, written without a decimal point"),
+    ({"grid.nx": 1e3}, "grid.nx must be an integer, written without a decimal point or "
+     "exponent, got 1000.0"),
     ({"grid.porosity": 1.5}, "grid.porosity must be at most 1.0"),
     ({"grid.permeability": -1.0}, "grid.permeability must be positive"),
     ({"grid.depth": 3}, "unknown key(s) in [grid]: depth"),

@@ -247,11 +247,13 @@ def test_fields_that_cannot_be_read_are_named(tmp_path: Path,
     rng = np.random.default_rng(4)
     save(tmp_path / "run", {2: fields(rng, 30)})
     whole = (tmp_path / "run" / "fields_00002.npz").read_bytes()
-    lacks, array = io.BytesIO(), io.BytesIO()
+    lacks, array, pickled = io.BytesIO(), io.BytesIO(), io.BytesIO()
     np.savez(lacks, C=np.zeros((5, 6)))
     np.save(array, np.zeros(3))
+    obj = np.array([{}], dtype=object)
+    np.savez(pickled, C=obj, Ca=obj, Cl=obj, Mg=obj, pH=obj, pe=obj, calcite=obj, dolomite=obj)
     broken = {"lacks": lacks.getvalue(), "cut": whole[:200], "empty": b"",
-              "array": array.getvalue()}
+              "array": array.getvalue(), "pickled": pickled.getvalue()}
     for name, content in broken.items():
         (tmp_path / name).mkdir()
         path = tmp_path / name / "fields_00002.npz"
@@ -262,11 +264,18 @@ def test_fields_that_cannot_be_read_are_named(tmp_path: Path,
         assert str(path) in capsys.readouterr().err
     with pytest.raises(ValueError, match="lacks Ca, Cl, Mg, pH, pe, calcite, dolomite"):
         load_fields(tmp_path / "lacks")
+    # Not NumPy's advice to load it with allow_pickle.
+    with pytest.raises(ValueError, match="it holds pickled objects, not arrays of numbers$"):
+        load_fields(tmp_path / "pickled")
 
 
 def test_log_verdict_counts_ties_and_never_calls_a_tie_a_win() -> None:
     assert log_over_raw(0.0, 0.0) == 1.0 and log_over_raw(1e-9, 0.0) == math.inf
     assert log_over_raw(1e-9, 2e-9) == 0.5
+    # NaN is the worst term of all: it loses to any number, ties with NaN.
+    nan = math.nan
+    assert log_over_raw(nan, 1e-3) == math.inf and log_over_raw(1e-3, nan) == 0.0
+    assert log_over_raw(nan, nan) == 1.0 and log_over_raw(nan, 0.0) == math.inf
     assert log_verdict([0.5, 0.1]).startswith("log beats raw at every pair")
     assert log_verdict([2.0, math.inf]).startswith("raw beats log at every pair")
     assert log_verdict([1.0, 1.005, 0.996]).startswith("log and raw are equal")
