@@ -49,6 +49,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from . import __version__
 from .variables import VARIABLES
 
 Array = npt.NDArray[np.float64]
@@ -390,6 +391,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("reference", type=Path, help="output folder of the reference run")
     parser.add_argument("--json", type=Path, metavar="FILE",
                         help="also write every term as JSON to FILE")
+    parser.add_argument("--version", action="version",
+                        version=f"%(prog)s (mpidht_sim) {__version__}")
     args = parser.parse_args(argv)
     unchecked = []
     try:

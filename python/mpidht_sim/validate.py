@@ -14,7 +14,7 @@ docs/simulator.md ran at a quarter of the side and of the iterations, where the 
 crosses a third of the grid and most hits are approximate (about 30
 minutes on 2 cores):
 
-    mpiexec -n 2 python -m mpidht_sim.validate --set grid.nx=25 \
+    mpiexec -n 2 python -m mpidht_sim.validate --set grid.nx=25 \\
         --set grid.ny=25 --set time.iterations=75
 
 Every run saves every iteration; each variant reports the worst RMS term

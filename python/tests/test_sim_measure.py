@@ -299,3 +299,12 @@ def test_reference_check_counts_only_field_files(tmp_path: Path) -> None:
     assert "did not save every iteration" in str(check_reference(tmp_path, cfg))
     (tmp_path / field_file(2, "npz")).write_bytes(b"")
     assert check_reference(tmp_path, cfg) is None
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    """measure takes --version, as the other commands do."""
+    from mpidht_sim import __version__
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and __version__ in capsys.readouterr().out
