@@ -65,6 +65,7 @@ typedef struct {
     PyObject *hash;
     PyObject *hash_error[3]; /* type, value, traceback */
     int hash_raised;         /* the hash function raised during this call */
+    int stop_updates;        /* a BaseException (Ctrl-C): no more update calls */
     /* During update calls: the Python function and the object it returns
      * to keep a key as it is. */
     PyObject *update_fn;
@@ -104,11 +105,12 @@ static uint64_t python_hash(const void *key, size_t key_size, void *user_data)
 /* mpidht_update_fn calling the Python update function of the table in
  * user_data as fn(index, value or None) with the GIL held: a bytes-like
  * result of value_size bytes is stored, None deletes the key, the table's
- * keep object keeps it. Anything else, or an exception, keeps the key;
+ * keep object keeps it. Anything else, or an Exception, keeps the key;
  * the rows after it are still called, as mpidht_update_batch finishes
- * them, and the first exception is raised when the call returns (not
- * called once the hash function raised: the keys were placed by a
- * failed hash). */
+ * them, and the first exception is raised when the call returns. A
+ * BaseException that is no Exception (KeyboardInterrupt, SystemExit)
+ * replaces it and stops the calls. Not called once the hash function
+ * raised: the keys were placed by a failed hash. */
 static mpidht_update_action_t python_update(size_t index, const void *key, void *value,
                                             int present, void *user_data)
 {
@@ -116,7 +118,7 @@ static mpidht_update_action_t python_update(size_t index, const void *key, void 
     (void)key;
     PyGILState_STATE gil = PyGILState_Ensure();
     mpidht_update_action_t action = MPIDHT_KEEP;
-    if (!self->hash_raised) {
+    if (!self->hash_raised && !self->stop_updates) {
         PyObject *old = present ? PyBytes_FromStringAndSize(value, (Py_ssize_t)self->value_size)
                                 : Py_NewRef(Py_None);
         PyObject *r = old ? PyObject_CallFunction(self->update_fn, "nO", (Py_ssize_t)index,
@@ -141,6 +143,13 @@ static mpidht_update_action_t python_update(size_t index, const void *key, void 
         }
         Py_XDECREF(r);
         if (PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+                /* Ctrl-C and the like: raised in place of any other, and
+                 * the rows left are not called. */
+                for (int i = 0; i < 3; ++i)
+                    Py_CLEAR(self->hash_error[i]);
+                self->stop_updates = 1;
+            }
             if (self->hash_error[0])
                 PyErr_Clear(); /* the first is raised */
             else
@@ -159,7 +168,7 @@ static int take_hash_error(TableObject *self)
         return 0;
     PyErr_Restore(self->hash_error[0], self->hash_error[1], self->hash_error[2]);
     self->hash_error[0] = self->hash_error[1] = self->hash_error[2] = NULL;
-    self->hash_raised = 0;
+    self->hash_raised = self->stop_updates = 0;
     return -1;
 }
 

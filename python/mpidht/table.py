@@ -338,7 +338,7 @@ def _exact_array(keys: object, dtype: np.dtype[Any]) -> npt.NDArray[Any]:
     if a.dtype.kind not in "fO":
         return _exactly(a, dtype)  # integers and bools as they are, or TypeError
     items = np.asarray(keys, dtype=object)
-    if a.dtype.kind == "f" and all(type(x) is float for x in items.flat):
+    if a.dtype.kind == "f" and items.size and all(type(x) is float for x in items.flat):
         return _exactly(a, dtype)  # Python floats only: float64 holds each as it is
     out = np.empty(items.shape, dtype=dtype)
     for i, x in enumerate(items.flat):
@@ -418,11 +418,20 @@ def _agree_before_create(comm: MPI.Comm, problem: Optional[BaseException]
         return None
     text = np.zeros(_MESSAGE_BYTES, dtype=np.uint8)
     if problem is not None and failed == comm.Get_rank():
-        words = f"{type(problem).__name__}: {problem}".encode("utf-8", "replace")
-        words = words[:_MESSAGE_BYTES - 1]
+        words = _message_bytes(f"{type(problem).__name__}: {problem}")
         text[:len(words)] = np.frombuffer(words, dtype=np.uint8)
     _wait_bounded(comm, comm.Ibcast(text, root=failed), (text,))
     return failed, bytes(text).split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def _message_bytes(message: str) -> bytes:
+    """message as UTF-8 in fewer than _MESSAGE_BYTES bytes (NUL-ended in
+    the buffer): NULs written as \\x00, cut at a character with "..." where
+    too long."""
+    words = message.replace("\0", "\\x00").encode("utf-8", "replace")
+    if len(words) < _MESSAGE_BYTES:
+        return words
+    return words[:_MESSAGE_BYTES - 4].decode("utf-8", "ignore").encode() + b"..."
 
 
 def _check_hash(hash: Optional[Callable[[bytes], int]], key_size: int) -> None:
@@ -433,7 +442,7 @@ def _check_hash(hash: Optional[Callable[[bytes], int]], key_size: int) -> None:
     if not callable(hash):
         raise TypeError(f"hash must be callable, got {type(hash).__name__}")
     value = hash(bytes(max(key_size, 1)))
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+    if isinstance(value, bool) or not isinstance(value, int):  # as the library's call
         raise TypeError(f"the hash function must return an int, not {type(value).__name__}")
 
 
@@ -553,7 +562,7 @@ class Table:
                 raise TypeError("timeout must be a number of seconds, got "
                                 f"{type(timeout).__name__}")
             _check_hash(hash, self._key_size)
-        except Exception as e:  # reported to every process below
+        except BaseException as e:  # KeyboardInterrupt too: agreed on, then raised
             problem = e
         if comm != MPI.COMM_NULL and not comm.Is_inter():  # else create refuses it alone
             failed = _agree_before_create(comm, problem)
@@ -748,9 +757,13 @@ class Table:
         ``fn(i, value)`` is called for row i as ``update`` calls its
         function; rows see the rows before them (a key repeated in the batch
         sees its earlier rows' results). As ``mpidht_update_batch`` does,
-        a row whose function raises (or returns something else than
-        value_size bytes, None or ``KEEP``) is left as it was and the
-        others are still updated; the first such exception is then raised.
+        a row whose function raises an ``Exception`` (or returns something
+        else than value_size bytes, None or ``KEEP``) is left as it was and
+        the others are still updated; the first exception raised (in call
+        order: rows are called grouped by the process hosting them) is then
+        raised. A ``KeyboardInterrupt`` or other ``BaseException`` stops the
+        calls: the rows not yet called are left as they were, and it is
+        raised.
 
         Returns:
             A uint8 array of n ``UpdateOutcome`` values.

@@ -27,6 +27,14 @@ def test_bad_constructor_arguments_before_mpi(comm: MPI.Intracomm) -> None:
         mpidht.Table(comm, 8, 8, 1 << 80)
 
 
+def long_message(key: bytes) -> int:
+    raise ValueError("a\0b " + "é" * 600)
+
+
+def interrupted(key: bytes) -> int:
+    raise KeyboardInterrupt("interrupted")
+
+
 @pytest.mark.parametrize("where", ["process 0", "the last process", "every process"])
 def test_bad_argument_on_some_processes_reaches_all(comm: MPI.Intracomm, where: str) -> None:
     """An argument refused on some processes only (before the library's
@@ -37,24 +45,33 @@ def test_bad_argument_on_some_processes_reaches_all(comm: MPI.Intracomm, where: 
     bad = {"process 0": rank == 0, "the last process": rank == size - 1,
            "every process": True}[where]
     first = 0 if where != "the last process" else size - 1
-    cases: list[tuple[dict[str, object], type[Exception], str]] = [
+    cases: list[tuple[dict[str, object], type[BaseException], str]] = [
         (dict(protocol="bogus"), ValueError, "unknown protocol 'bogus'"),
         (dict(candidates=-1), ValueError, "candidates must not be negative"),
         (dict(timeout="1"), TypeError, "timeout must be a number of seconds, got str"),
         (dict(hash=lambda key: 1 // 0), ZeroDivisionError, "integer division or modulo by "
          "zero"),
+        # Agreed on too, then raised: the communicator stays in step.
+        (dict(hash=interrupted), KeyboardInterrupt, "interrupted"),
+        (dict(hash=lambda key: np.uint64(7)), TypeError,
+         "the hash function must return an int, not uint64"),
+        # Cut at a character, NULs shown: "a\x00b" arrived as "a".
+        (dict(hash=long_message), ValueError, "a\\x00b " + "é" * 10),
     ]
     for kwargs, kind, words in cases:
         with pytest.raises((kind, mpidht.Error)) as e:
             mpidht.Table(comm, 8, 8, 4096, **(kwargs if bad else {}))  # type: ignore[arg-type]
-        if bad:
-            assert e.type is kind and words in str(e.value)
+        if bad:  # its own exception, NULs as they are
+            assert e.type is kind and words.replace("\\x00", "\0") in str(e.value)
         else:
             assert isinstance(e.value, mpidht.Error)
             assert e.value.status == mpidht.Status.ERR_PEER
             assert str(e.value).startswith(
                 f"{mpidht.strerror(mpidht.Status.ERR_PEER)}: process {first} (the lowest "
                 f"rank that failed): {kind.__name__}: {words}")
+            assert "\ufffd" not in str(e.value)
+            if kwargs.get("hash") is long_message:
+                assert str(e.value).endswith("é...")
     with mpidht.Table(comm, 8, 8, 4096) as t:
         assert t.global_stats()["writes"] == 0
 

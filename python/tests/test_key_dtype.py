@@ -64,6 +64,12 @@ def test_key_dtype_refuses_lossy_conversion_and_bad_sizes(comm: MPI.Intracomm) -
     with pytest.raises(TypeError, match="numeric"):
         mpidht.Table(comm, 16, 8, 1 << 16, key_dtype="U4")
     with mpidht.Table(comm, 8, 8, 1 << 16, key_dtype=np.int64) as t:
+        # An empty list or tuple is no batch of floats: nothing to read.
+        nothing: list[tuple[()] | list[int]] = [[], ()]
+        for empty in nothing:
+            values, found = t.read_many(empty)
+            assert values.shape == (0, 8) and found.shape == (0,)
+        t.write_many([], np.zeros((0, 8), dtype=np.uint8))
         for floats in (np.array([1.5]), np.array([3.0]), 3.0):  # floats into ints: no
             with pytest.raises(TypeError, match="floats are never converted to an integer "
                                "key_dtype, not even whole ones"):

@@ -125,6 +125,36 @@ def test_update_many_finishes_the_other_rows(table: mpidht.Table, comm: MPI.Intr
     comm.Barrier()
 
 
+def test_update_many_stops_at_keyboard_interrupt(table: mpidht.Table,
+                                                 comm: MPI.Intracomm) -> None:
+    """A KeyboardInterrupt from the function stops the calls and is raised,
+    also after an earlier row's exception (it was swallowed, and every row
+    still called): the rows not called are left as they were."""
+    rank = comm.Get_rank()
+    keys = keys_for([700 + 10 * rank + i for i in range(6)], salt=7)
+    old = values_for(range(6), rank)
+    table.write_many(keys, old)
+    called = []
+
+    def fn(i: int, value: "bytes | None") -> Any:
+        called.append(i)
+        if len(called) == 1:
+            raise ValueError("first")
+        if len(called) == 3:
+            raise KeyboardInterrupt("stop")
+        return b"n" * 32
+
+    with pytest.raises(KeyboardInterrupt, match="stop"):
+        table.update_many(keys, fn)
+    assert len(called) == 3
+    got, found = table.read_many(keys)
+    assert found.all()
+    changed = [i for i in range(6) if bytes(got[i]) != old[i].tobytes()]
+    assert changed == [called[1]] and bytes(got[called[1]]) == b"n" * 32
+    table.update_many(keys, lambda i, value: mpidht.KEEP)  # no error left behind
+    comm.Barrier()
+
+
 def test_update_function_errors_leave_the_key(table: mpidht.Table,
                                               comm: MPI.Intracomm) -> None:
     k = keys_for([300 + comm.Get_rank()], salt=4)[0]
