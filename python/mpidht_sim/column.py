@@ -58,8 +58,8 @@ import numpy.typing as npt
 
 from . import engine as phreeqc
 from .chemistry import RATES, reactants
-from .cli import (Parser, add_config_arguments, checked_on_one, launcher_rank,
-                  parse_overrides)
+from .cli import (Parser, add_config_arguments, checked_on_one, ending_job_on_failure,
+                  launcher_rank, parse_overrides)
 from .config import Config, load
 from .errors import ConfigError
 from .flow import solve_flow
@@ -280,19 +280,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     from mpi4py import MPI
 
+    comm = MPI.COMM_WORLD
+    return ending_job_on_failure("mpidht_sim.column", comm,
+                                 partial(_column, args, overrides, comm))
+
+
+def _column(args: argparse.Namespace, overrides: dict[str, Any], comm: Any) -> int:
+    """main's run of checked settings, collective over comm; its exit
+    status (main ends the whole job on an exception in one process)."""
     # Checked by the process that writes there, before anything runs.
-    problem = checked_on_one(MPI.COMM_WORLD, partial(check_writable, args.out, "--out"))
+    problem = checked_on_one(comm, partial(check_writable, args.out, "--out"))
     if problem is not None:
-        if MPI.COMM_WORLD.Get_rank() == 0:
+        if comm.Get_rank() == 0:
             print(f"mpidht_sim.column: {problem}", file=sys.stderr)
         return 2
-    result = validate_column(args.cells, args.steps, args.time_step, MPI.COMM_WORLD,
-                             args.config, overrides)
+    result = validate_column(args.cells, args.steps, args.time_step, comm, args.config,
+                             overrides)
     ok = passed(result.comparison, args.tolerance) if result is not None else None
     if result is not None:
         _write(result, args.out, args.tolerance)
     # Every process exits alike.
-    return 0 if MPI.COMM_WORLD.bcast(ok, root=0) else 1
+    return 0 if comm.bcast(ok, root=0) else 1
 
 
 def _write(result: ColumnResult, out: Path, tolerance: float) -> None:

@@ -112,6 +112,32 @@ def test_failure_on_one_rank_ends_the_job(where: str, processes: int,
     assert f"mpidht_sim: rank {rank}: RuntimeError: failed on purpose" in err
 
 
+def test_column_failing_on_rank_zero_ends_the_job(tmp_path: Path) -> None:
+    """column: an error on rank 0 while writing its report (column.md a
+    folder) ends the whole job, naming it; the others waited for rank 0's
+    verdict for ever. A job of its own, started by rank 0 of the tests."""
+    from mpi4py import MPI
+
+    if MPI.COMM_WORLD.Get_rank() != 0:
+        return
+    (tmp_path / "out" / "column.md").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items()
+           if k.startswith(("PATH", "PYTHON", "VIRTUAL_ENV", "HOME", "LD_", "MPI4PY_",
+                            "OMPI_ALLOW_RUN_AS_ROOT"))}
+    command = [*launcher(), "-n", "2", sys.executable, "-m", "mpidht_sim.column",
+               "--cells", "2", "--steps", "2", "--out", str(tmp_path / "out")]
+    job = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, start_new_session=True)
+    try:
+        _, err = job.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.communicate()
+        pytest.fail("the job still ran after 120 s: a process waited for the failed one")
+    assert job.returncode != 0
+    assert "mpidht_sim.column: rank 0: IsADirectoryError" in err
+
+
 def test_output_is_accepted_where_out_was() -> None:
     for module in ("mpidht_sim.validate", "mpidht_sim.column"):
         text = run(module, "--help", rank="0").stdout
