@@ -384,11 +384,15 @@ def tradeoff_figure(rows: dict[str, dict[str, Any]], points: list[Point], path: 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    plotted = False
     fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.2))
     for kind, label, colour, marker in (("exact", "exact keys (digits)", "tab:blue", "o"),
                                         ("interp", "interpolation (tolerance)", "tab:orange",
                                          "s")):
-        mine = [p for p in points if p.kind == kind and p.name in rows]
+        # Runs that were not finite are named on the figure, not plotted.
+        mine = [p for p in points if p.kind == kind and p.name in rows
+                and not math.isnan(rows[p.name]["worst_rms_term"])]
+        plotted = plotted or bool(mine)
         for ax, x_key in zip(axes, ("chemistry_speedup", "phreeqc_ratio")):
             xs = [rows[p.name][x_key] for p in mine]
             ys = [max(rows[p.name]["worst_rms_term"], 1e-12) for p in mine]
@@ -399,6 +403,9 @@ def tradeoff_figure(rows: dict[str, dict[str, Any]], points: list[Point], path: 
     for ax, xlabel in zip(axes, ("chemistry time: reference / run",
                                  "cell reactions / cells PHREEQC computed")):
         ax.axhline(1e-4, color="grey", linestyle="--", linewidth=0.8)
+        if not plotted:  # every run not finite: log axes need limits of their own
+            ax.set_xlim(1, 100)
+            ax.set_ylim(1e-8, 1)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel(xlabel)
