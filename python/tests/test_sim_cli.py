@@ -82,6 +82,25 @@ def launcher() -> list[str]:
     return [path, "--oversubscribe"] if openmpi else [path]
 
 
+def failing_job(command: list[str]) -> str:
+    """The stderr of a job of its own (not this job's launcher variables)
+    that must fail within 120 s; the test fails if it still runs then (a
+    process waited for the failed one)."""
+    env = {k: v for k, v in os.environ.items()
+           if k.startswith(("PATH", "PYTHON", "VIRTUAL_ENV", "HOME", "LD_", "MPI4PY_",
+                            "OMPI_ALLOW_RUN_AS_ROOT"))}
+    job = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, start_new_session=True)
+    try:
+        _, err = job.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.communicate()
+        pytest.fail("the job still ran after 120 s: a process waited for the failed one")
+    assert job.returncode != 0
+    return err
+
+
 @pytest.mark.parametrize("where, processes", [("start", 2), ("react", 3)])
 def test_failure_on_one_rank_ends_the_job(where: str, processes: int,
                                           tmp_path: Path) -> None:
@@ -92,22 +111,9 @@ def test_failure_on_one_rank_ends_the_job(where: str, processes: int,
 
     if MPI.COMM_WORLD.Get_rank() != 0:
         return
-    # Not this job's launcher variables: the job is a new one.
-    env = {k: v for k, v in os.environ.items()
-           if k.startswith(("PATH", "PYTHON", "VIRTUAL_ENV", "HOME", "LD_", "MPI4PY_",
-                            "OMPI_ALLOW_RUN_AS_ROOT"))}
-    command = [*launcher(), "-n", str(processes), sys.executable, "-c", FAILING, where,
-               "--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "2", "--quiet",
-               "--output", str(tmp_path / "out")]
-    job = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True, start_new_session=True)
-    try:
-        _, err = job.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        os.killpg(job.pid, signal.SIGKILL)
-        job.communicate()
-        pytest.fail("the job still ran after 120 s: a process waited for the failed one")
-    assert job.returncode != 0
+    err = failing_job([*launcher(), "-n", str(processes), sys.executable, "-c", FAILING,
+                       where, "--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations",
+                       "2", "--quiet", "--output", str(tmp_path / "out")])
     rank = 0 if where == "start" else processes - 1
     assert f"mpidht_sim: rank {rank}: RuntimeError: failed on purpose" in err
 
@@ -121,20 +127,8 @@ def test_column_failing_on_rank_zero_ends_the_job(tmp_path: Path) -> None:
     if MPI.COMM_WORLD.Get_rank() != 0:
         return
     (tmp_path / "out" / "column.md").mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items()
-           if k.startswith(("PATH", "PYTHON", "VIRTUAL_ENV", "HOME", "LD_", "MPI4PY_",
-                            "OMPI_ALLOW_RUN_AS_ROOT"))}
-    command = [*launcher(), "-n", "2", sys.executable, "-m", "mpidht_sim.column",
-               "--cells", "2", "--steps", "2", "--out", str(tmp_path / "out")]
-    job = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True, start_new_session=True)
-    try:
-        _, err = job.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        os.killpg(job.pid, signal.SIGKILL)
-        job.communicate()
-        pytest.fail("the job still ran after 120 s: a process waited for the failed one")
-    assert job.returncode != 0
+    err = failing_job([*launcher(), "-n", "2", sys.executable, "-m", "mpidht_sim.column",
+                       "--cells", "2", "--steps", "2", "--out", str(tmp_path / "out")])
     assert "mpidht_sim.column: rank 0: IsADirectoryError" in err
 
 
