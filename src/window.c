@@ -1,9 +1,13 @@
+/* madvise and MADV_HUGEPAGE (Linux) beside the POSIX interfaces. */
+#define _DEFAULT_SOURCE
 #include "window.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "rma.h"
 
@@ -139,6 +143,34 @@ mpidht_status_t mpidht_window_decide_direct(mpidht_t *t)
     return st;
 }
 
+/* Asks the kernel to back the whole pages of [base, base + bytes) with
+ * transparent huge pages, before the table first touches them. A read
+ * lands on a random bucket of the table, so with 4 KiB pages nearly every
+ * read of a table larger than the TLB's reach pays a page walk besides
+ * its cache miss (under a hypervisor a two-dimensional one); with 2 MiB
+ * pages the TLB covers gigabytes. Only a hint: the system's setting rules
+ * (/sys/kernel/mm/transparent_hugepage/enabled, shmem_enabled for shared
+ * memory; "never" turns it off), memory the MPI library already touched
+ * keeps its pages, and a refusal (say, of a device's mapping) changes
+ * nothing, so the result is ignored. Without MADV_HUGEPAGE (not Linux)
+ * it does nothing. */
+static void advise_huge_pages(void *base, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    long page = sysconf(_SC_PAGESIZE);
+    if (!base || page <= 0)
+        return;
+    uintptr_t mask = (uintptr_t)page - 1;
+    uintptr_t start = ((uintptr_t)base + mask) & ~mask;
+    uintptr_t end = ((uintptr_t)base + bytes) & ~mask;
+    if (end > start)
+        (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+#else
+    (void)base;
+    (void)bytes;
+#endif
+}
+
 mpidht_status_t mpidht_window_allocate(mpidht_t *t, size_t bytes)
 {
     MPI_Info info;
@@ -159,6 +191,7 @@ mpidht_status_t mpidht_window_allocate(mpidht_t *t, size_t bytes)
     if (st != MPIDHT_OK)
         return st;
 
+    advise_huge_pages(t->local_base, bytes + tail);
     /* Neither allocate call promises zeroed memory. The local exclusive
      * lock orders the stores with later remote access; the caller's
      * agreement on the result keeps every process from touching the table
