@@ -27,6 +27,20 @@ SCALE = float(os.environ.get("MPIDHT_TEST_SCALE", "1"))
 REPO = Path(__file__).resolve().parents[2]
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked one_process use no communicator of the job: at more
+    than one process each process would run the same thing at once,
+    competing for the cores and proving nothing more, so they are skipped
+    there (the suite's 1-process run runs them). Every process decides
+    alike, so the collective tests still match up."""
+    if MPI.COMM_WORLD.Get_size() == 1:
+        return
+    skip = pytest.mark.skip(reason="one_process: run in the 1-process run of the suite")
+    for item in items:
+        if item.get_closest_marker("one_process"):
+            item.add_marker(skip)
+
+
 def load_script(name: str, relative: str) -> ModuleType:
     """Imports a script of the repository that is not in a package, by
     its path relative to the root, as module `name`."""

@@ -12,6 +12,9 @@ import pytest
 
 from conftest import load_script
 
+# Pure Python on files: no communicator of the tests' job.
+pytestmark = pytest.mark.one_process
+
 
 @pytest.fixture(scope="module")
 def plot_results() -> ModuleType:

@@ -7,6 +7,9 @@ import pytest
 from mpidht import Error, Status
 from mpidht.keys import ELEMENT_SIZE, KeyColumn, Rounding, distinct, encode_keys, key_size
 
+# Pure key encoding: no communicator of the tests' job.
+pytestmark = pytest.mark.one_process
+
 SIG = Rounding.SIGNIFICANT
 DEC = Rounding.DECIMAL
 

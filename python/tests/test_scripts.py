@@ -5,6 +5,11 @@ MPICH, clang, Redis or memcached, which the test command's profile adds."""
 import subprocess
 from pathlib import Path
 
+import pytest
+
+# The scripts' package lists: no communicator of the tests' job.
+pytestmark = pytest.mark.one_process
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "install-deps.sh"
 

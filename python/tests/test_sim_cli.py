@@ -16,6 +16,9 @@ from mpidht_sim import __version__
 from mpidht_sim.cli import launcher_rank
 from mpidht_sim.config import ConfigError
 
+# Commands and jobs of their own: no communicator of the tests' job.
+pytestmark = pytest.mark.one_process
+
 MODULES = ["mpidht_sim", "mpidht_sim.validate", "mpidht_sim.column"]
 
 
@@ -106,11 +109,7 @@ def test_failure_on_one_rank_ends_the_job(where: str, processes: int,
                                           tmp_path: Path) -> None:
     """An exception on one process after the checks ends the whole job,
     saying where and why; the other processes were left waiting for ever.
-    A job of its own, started by rank 0 of the tests."""
-    from mpi4py import MPI
-
-    if MPI.COMM_WORLD.Get_rank() != 0:
-        return
+    A job of its own."""
     err = failing_job([*launcher(), "-n", str(processes), sys.executable, "-c", FAILING,
                        where, "--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations",
                        "2", "--quiet", "--output", str(tmp_path / "out")])
@@ -121,11 +120,7 @@ def test_failure_on_one_rank_ends_the_job(where: str, processes: int,
 def test_column_failing_on_rank_zero_ends_the_job(tmp_path: Path) -> None:
     """column: an error on rank 0 while writing its report (column.md a
     folder) ends the whole job, naming it; the others waited for rank 0's
-    verdict for ever. A job of its own, started by rank 0 of the tests."""
-    from mpi4py import MPI
-
-    if MPI.COMM_WORLD.Get_rank() != 0:
-        return
+    verdict for ever. A job of its own."""
     (tmp_path / "out" / "column.md").mkdir(parents=True)
     err = failing_job([*launcher(), "-n", "2", sys.executable, "-m", "mpidht_sim.column",
                        "--cells", "2", "--steps", "2", "--out", str(tmp_path / "out")])
@@ -159,12 +154,7 @@ def test_empty_output_is_refused() -> None:
 def test_damaged_warm_start_ends_every_process_cleanly(tmp_path: Path) -> None:
     """A saved DHT that restore refuses (here a flipped byte in a record)
     ends every process with status 2 and one message, not MPI_Abort: the
-    refusal comes on every worker alike. A job of its own, started by rank
-    0 of the tests."""
-    from mpi4py import MPI
-
-    if MPI.COMM_WORLD.Get_rank() != 0:
-        return
+    refusal comes on every worker alike. A job of its own."""
     env = {k: v for k, v in os.environ.items()
            if k.startswith(("PATH", "PYTHON", "VIRTUAL_ENV", "HOME", "LD_", "MPI4PY_",
                             "OMPI_ALLOW_RUN_AS_ROOT"))}

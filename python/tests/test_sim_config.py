@@ -14,6 +14,9 @@ from mpidht_sim.config import ConfigError, load
 
 from conftest import outside_job_env
 
+# Configuration checks, and commands refused before MPI: no communicator.
+pytestmark = pytest.mark.one_process
+
 
 def test_default_is_simdol2d() -> None:
     cfg = load()

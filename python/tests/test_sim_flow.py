@@ -11,6 +11,9 @@ from mpidht_sim import flow as flow_module
 from mpidht_sim.config import ConfigError, load
 from mpidht_sim.flow import Advection, solve_flow
 
+# Pure flow and transport: no communicator of the tests' job.
+pytestmark = pytest.mark.one_process
+
 
 @pytest.mark.parametrize("nx, ny", [(12, 9), (1, 15)])
 def test_mass_balance(nx: int, ny: int) -> None:

@@ -14,6 +14,9 @@ import pytest
 import mpidht
 from mpidht import _core
 
+# Version strings and fresh interpreters: no communicator.
+pytestmark = pytest.mark.one_process
+
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = ROOT / "include" / "mpidht.h"
 checkout = pytest.mark.skipif(not HEADER.is_file(), reason="no source checkout")
