@@ -81,6 +81,17 @@ static inline mpidht_protocol_t test_protocol_arg(const char *name)
     return MPIDHT_PROTOCOL_COARSE;
 }
 
+/* Whether the MPI library is Open MPI before 5 (which has no component
+ * for MPI_Win_create on a single process). */
+static inline bool test_open_mpi_before_5(void)
+{
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len, major = 0;
+    MPI_Get_library_version(version, &len);
+    const char *at = strstr(version, "Open MPI v");
+    return at && sscanf(at, "Open MPI v%d", &major) == 1 && major < 5;
+}
+
 /* Parameters for a table of fixed-size keys and values. */
 static inline mpidht_params_t test_params(mpidht_protocol_t protocol,
                                           size_t key_size, size_t value_size,

@@ -12,15 +12,6 @@
 
 #include "test_util.h"
 
-static bool open_mpi_before_5(void)
-{
-    char version[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len, major = 0;
-    MPI_Get_library_version(version, &len);
-    const char *at = strstr(version, "Open MPI v");
-    return at && sscanf(at, "Open MPI v%d", &major) == 1 && major < 5;
-}
-
 static void roundtrip(mpidht_t *table)
 {
     int rank = test_rank(), size = test_size();
@@ -94,7 +85,7 @@ int main(int argc, char **argv)
             /* Open MPI 4 has no component for MPI_Win_create on one
              * process; it must say so, not crash. */
             if (kinds[k] == MPIDHT_WINDOW_CREATE && test_size() == 1 &&
-                open_mpi_before_5()) {
+                test_open_mpi_before_5()) {
                 CHECK(st == MPIDHT_OK || st == MPIDHT_ERR_WINDOW_UNSUPPORTED);
                 if (st != MPIDHT_OK)
                     continue;
