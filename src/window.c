@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "rma.h"
 
@@ -143,24 +142,41 @@ mpidht_status_t mpidht_window_decide_direct(mpidht_t *t)
     return st;
 }
 
-/* Asks the kernel to back the whole pages of [base, base + bytes) with
- * transparent huge pages, before the table first touches them. A read
- * lands on a random bucket of the table, so with 4 KiB pages nearly every
- * read of a table larger than the TLB's reach pays a page walk besides
- * its cache miss (under a hypervisor a two-dimensional one); with 2 MiB
- * pages the TLB covers gigabytes. Only a hint: the system's setting rules
- * (/sys/kernel/mm/transparent_hugepage/enabled, shmem_enabled for shared
- * memory; "never" turns it off), memory the MPI library already touched
- * keeps its pages, and a refusal (say, of a device's mapping) changes
- * nothing, so the result is ignored. Without MADV_HUGEPAGE (not Linux)
- * it does nothing. */
+/* The size of a transparent huge page (a power of two), or 0 where the
+ * kernel has none (or says nothing sensible). */
+static uintptr_t huge_page_size(void)
+{
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+    unsigned long long size = 0;
+    if (!f)
+        return 0;
+    if (fscanf(f, "%llu", &size) != 1)
+        size = 0;
+    fclose(f);
+    return size > 0 && size <= UINTPTR_MAX / 2 && (size & (size - 1)) == 0 ? (uintptr_t)size
+                                                                             : 0;
+}
+
+/* Asks the kernel to back the whole huge pages inside [base, base + bytes)
+ * with transparent huge pages, before the table first touches them. A
+ * read lands on a random bucket of the table, so with 4 KiB pages nearly
+ * every read of a table larger than the TLB's reach pays a page walk
+ * besides its cache miss (under a hypervisor a two-dimensional one); with
+ * 2 MiB pages the TLB covers gigabytes. Only the aligned huge pages
+ * inside are advised, so memory beside the table (say, on malloc's heap)
+ * and a table smaller than a huge page are left alone. Only a hint: the
+ * system's setting rules (/sys/kernel/mm/transparent_hugepage/enabled,
+ * shmem_enabled for shared memory; "never" turns it off), memory the MPI
+ * library already touched keeps its pages, and a refusal (say, of a
+ * device's mapping) changes nothing, so the result is ignored. Without
+ * MADV_HUGEPAGE (not Linux) it does nothing. */
 static void advise_huge_pages(void *base, size_t bytes)
 {
 #ifdef MADV_HUGEPAGE
-    long page = sysconf(_SC_PAGESIZE);
-    if (!base || page <= 0)
+    uintptr_t huge = huge_page_size();
+    if (!base || huge == 0)
         return;
-    uintptr_t mask = (uintptr_t)page - 1;
+    uintptr_t mask = huge - 1;
     uintptr_t start = ((uintptr_t)base + mask) & ~mask;
     uintptr_t end = ((uintptr_t)base + bytes) & ~mask;
     if (end > start)
