@@ -317,12 +317,13 @@ typedef struct mpidht mpidht_t;
  *   memory_per_process may differ between processes and may be 0 on some
  *   of them (those processes use the table without hosting any of it), but
  *   not on all.
- * Guarantees: every hosted bucket is empty. Where the system offers
- *   transparent huge pages (Linux), the whole huge pages inside the hosted
- *   memory are advised for them (madvise MADV_HUGEPAGE) before the table
- *   first touches them, and nothing else: a hint, which the system's
- *   setting rules, that spares random reads a page walk each. A key's
- *   home process is chosen
+ * Guarantees: every hosted bucket is empty. Where the system gives
+ *   transparent huge pages on advice only (Linux, its "madvise" setting),
+ *   the whole huge pages inside the hosted memory, and no other memory,
+ *   are advised for them (madvise MADV_HUGEPAGE) before the table first
+ *   touches them, which spares random reads a page walk each; mpidht_free
+ *   gives the advice back (MADV_NOHUGEPAGE) before MPI takes the memory
+ *   back. A key's home process is chosen
  *   with probability proportional to the buckets each process hosts, so
  *   every process fills at the same rate whatever the budgets; its
  *   candidates are distinct buckets of that process (all of them where it

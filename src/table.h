@@ -92,6 +92,10 @@ struct mpidht {
      * buckets with on a direct table; NULL otherwise. */
     int64_t **window_lock;
     void *alloc_mem;           /* MPI_Alloc_mem block (window kind create) */
+    /* The pages of local_base advised for huge pages (window.c), given
+     * back to the system's default when the window is freed. */
+    void *huge_start;
+    size_t huge_bytes;
 
     /* MPI_Finalize is watched through an attribute of MPI_COMM_SELF on
      * this key, whose delete callback (which MPI_Finalize runs first of

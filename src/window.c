@@ -2,6 +2,7 @@
 #define _DEFAULT_SOURCE
 #include "window.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,34 +158,66 @@ static uintptr_t huge_page_size(void)
                                                                              : 0;
 }
 
-/* Asks the kernel to back the whole huge pages inside [base, base + bytes)
- * with transparent huge pages, before the table first touches them. A
- * read lands on a random bucket of the table, so with 4 KiB pages nearly
- * every read of a table larger than the TLB's reach pays a page walk
- * besides its cache miss (under a hypervisor a two-dimensional one); with
- * 2 MiB pages the TLB covers gigabytes. Only the aligned huge pages
- * inside are advised, so memory beside the table (say, on malloc's heap)
- * and a table smaller than a huge page are left alone. Only a hint: the
- * system's setting rules (/sys/kernel/mm/transparent_hugepage/enabled,
- * shmem_enabled for shared memory; "never" turns it off), memory the MPI
- * library already touched keeps its pages, and a refusal (say, of a
- * device's mapping) changes nothing, so the result is ignored. Without
- * MADV_HUGEPAGE (not Linux) it does nothing. */
-static void advise_huge_pages(void *base, size_t bytes)
+/* Whether the system gives transparent huge pages where they are asked
+ * for (madvise) and only there: "[madvise]" selected in its setting. */
+static bool huge_pages_on_advice(void)
+{
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    char text[128] = "";
+    if (!f)
+        return false;
+    bool read = fgets(text, sizeof text, f) != NULL;
+    fclose(f);
+    return read && strstr(text, "[madvise]") != NULL;
+}
+
+/* Where the system gives transparent huge pages on advice only (its
+ * "madvise" setting, Debian's default), asks for them for the whole huge
+ * pages inside [base, base + bytes), before the table first touches them,
+ * and notes the range in t (mpidht_window_free gives it back). A read
+ * lands on a random bucket of the table, so with 4 KiB pages nearly every
+ * read of a table larger than the TLB's reach pays a page walk besides
+ * its cache miss (under a hypervisor a two-dimensional one); with 2 MiB
+ * pages the TLB covers gigabytes. Under "always" private memory has them
+ * without advice, under "never" not at all; memory beside the table (say,
+ * on malloc's heap) and a table smaller than a huge page are left alone.
+ * Only a hint: shared memory follows shmem_enabled besides, pages the MPI
+ * library touched already stay small until the kernel's khugepaged
+ * collapses them, and a refusal (say, of a device's mapping) changes
+ * nothing, so the result is ignored. Without MADV_HUGEPAGE (not Linux) it
+ * does nothing. */
+static void advise_huge_pages(mpidht_t *t, void *base, size_t bytes)
 {
 #ifdef MADV_HUGEPAGE
     uintptr_t huge = huge_page_size();
-    if (!base || huge == 0)
+    if (!base || huge == 0 || !huge_pages_on_advice())
         return;
     uintptr_t mask = huge - 1;
     uintptr_t start = ((uintptr_t)base + mask) & ~mask;
     uintptr_t end = ((uintptr_t)base + bytes) & ~mask;
-    if (end > start)
-        (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+    if (end > start && madvise((void *)start, end - start, MADV_HUGEPAGE) == 0) {
+        t->huge_start = (void *)start;
+        t->huge_bytes = end - start;
+    }
 #else
+    (void)t;
     (void)base;
     (void)bytes;
 #endif
+}
+
+/* Gives the range advise_huge_pages advised back to the system's default
+ * before MPI takes the memory back (which may hand it to malloc's heap):
+ * under the "madvise" setting, pages advised against huge pages get none,
+ * as pages without advice. */
+static void forget_huge_pages(mpidht_t *t)
+{
+#ifdef MADV_NOHUGEPAGE
+    if (t->huge_bytes > 0)
+        (void)madvise(t->huge_start, t->huge_bytes, MADV_NOHUGEPAGE);
+#endif
+    t->huge_start = NULL;
+    t->huge_bytes = 0;
 }
 
 mpidht_status_t mpidht_window_allocate(mpidht_t *t, size_t bytes)
@@ -207,7 +240,7 @@ mpidht_status_t mpidht_window_allocate(mpidht_t *t, size_t bytes)
     if (st != MPIDHT_OK)
         return st;
 
-    advise_huge_pages(t->local_base, bytes + tail);
+    advise_huge_pages(t, t->local_base, bytes + tail);
     /* Neither allocate call promises zeroed memory. The local exclusive
      * lock orders the stores with later remote access; the caller's
      * agreement on the result keeps every process from touching the table
@@ -225,6 +258,7 @@ mpidht_status_t mpidht_window_allocate(mpidht_t *t, size_t bytes)
 mpidht_status_t mpidht_window_free(mpidht_t *t)
 {
     mpidht_status_t st = MPIDHT_OK;
+    forget_huge_pages(t);
     if (t->win != MPI_WIN_NULL)
         st = mpidht_mpi_status(MPI_Win_free(&t->win));
     if (t->alloc_mem) {
