@@ -11,7 +11,10 @@ and batch size, and the speedup over single calls. Read rows come from
 every file there, write rows only from files named ``write_*.json`` (the
 interleaved write phases; the read runs' own write rows only fill the
 table and are left out). The rows in
-RAW_DIR/persist/ (mpidht_bench_persist) add the dump and restore table.
+RAW_DIR/persist/ (mpidht_bench_persist) add the dump and restore table and
+the restore target. The rows in RAW_DIR/mpi/ (``openmpi_*.json`` and
+``mpich_*.json``: mpidht_bench built with each MPI) add the table of
+single-call latencies under both and the MPICH target.
 
 Runs repeated with the same settings (run-suite.sh --repeats: files
 ``*_r<N>.json``) are one row: the median of each measured figure, and the
@@ -95,6 +98,16 @@ def load(raw_dir: Path) -> list[Row]:
     rows: list[Row] = []
     for path in sorted(raw_dir.glob("*.json")):
         rows.extend(json.loads(path.read_text()))
+    return rows
+
+
+def load_mpi(mpi_dir: Path) -> list[Row]:
+    """The rows of mpi_dir's files, each with the MPI that ran it
+    (``mpi``: the file name's part before the first underscore)."""
+    rows: list[Row] = []
+    for path in sorted(mpi_dir.glob("*.json")):
+        mpi = path.name.split("_", 1)[0]
+        rows.extend({**r, "mpi": mpi} for r in json.loads(path.read_text()))
     return rows
 
 
@@ -422,7 +435,84 @@ def worst_of_ranks(values: dict[int, tuple[float, str]], higher_is_better: bool)
     return head + (f"; ranks {', '.join(rest)}" if rest else "")
 
 
-def targets(rows: list[Row], batch_rows: list[Row]) -> list[str]:
+#: The MPI whose single calls are compared against Open MPI's.
+OTHER_MPI = "mpich"
+
+
+def mpi_ratios(mpi_rows: list[Row], phase: str) -> dict[tuple[str, int], tuple[float, Row, Row]]:
+    """(protocol, ranks) -> (MPICH p50 / Open MPI p50, Open MPI's row,
+    MPICH's row) for the single calls of phase, from aggregated rows."""
+    out = {}
+    for r in pick(mpi_rows, mpi=OTHER_MPI, phase=phase):
+        base = pick(mpi_rows, mpi="openmpi", phase=phase, protocol=r["protocol"],
+                    ranks=r["ranks"])
+        if base and base[0]["p50_us"] > 0:
+            out[(r["protocol"], r["ranks"])] = (r["p50_us"] / base[0]["p50_us"], base[0], r)
+    return out
+
+
+def mpich_target(mpi_rows: list[Row]) -> str:
+    """MPICH's read latency over Open MPI's: the worst protocol and rank
+    count, named, and every other protocol's worst beside it."""
+    found = mpi_ratios(mpi_rows, "read")
+    if not found:
+        return "n/a"
+    (protocol, np_), (worst, base, other) = max(found.items(), key=lambda kv: kv[1][0])
+    others = [f"{p} {max(v[0] for (q, _), v in found.items() if q == p):.2f}×"
+              for p in PROTOCOLS if p != protocol and any(q == p for q, _ in found)]
+    return (f"{worst:.2f}× ({protocol}, {rank_count(np_)}: p50 {other['p50_us']:.2f} µs "
+            f"against {base['p50_us']:.2f} µs)"
+            + (f"; worst of {', '.join(others)}" if others else ""))
+
+
+def restore_rates(persist_rows: list[Row]) -> dict[tuple[int, str], tuple[float, float]]:
+    """(ranks, protocol) -> median dump and restore MB/s over the runs."""
+    out = {}
+    for key in sorted({(r["ranks"], r["protocol"]) for r in persist_rows}):
+        runs = pick(persist_rows, ranks=key[0], protocol=key[1])
+        mb = runs[0]["megabytes"]
+        out[key] = (statistics.median(mb / r["dump_seconds"] for r in runs),
+                    statistics.median(mb / r["restore_seconds"] for r in runs))
+    return out
+
+
+def restore_target(persist_rows: list[Row]) -> str:
+    """The slowest restore of any protocol and rank count, named, and
+    every other protocol's slowest beside it."""
+    found = {key: rates[1] for key, rates in restore_rates(persist_rows).items()}
+    if not found:
+        return "n/a"
+    (np_, protocol), worst = min(found.items(), key=lambda kv: kv[1])
+    others = [f"{p} {min(v for (_, q), v in found.items() if q == p):.0f} MB/s"
+              for p in PROTOCOLS if p != protocol and any(q == p for _, q in found)]
+    return (f"{worst:.0f} MB/s ({protocol}, {rank_count(np_)})"
+            + (f"; slowest of {', '.join(others)}" if others else ""))
+
+
+def mpi_section(mpi_rows: list[Row]) -> list[str]:
+    """Single-call p50 latencies under Open MPI and MPICH, and their ratio."""
+    out = ["The same `mpidht_bench` built with each MPI (`--phases write,read`, single "
+           "calls, uniform keys, the table on the node), the two runs alternating; p50 "
+           "latency, the median over the runs and its range.", "",
+           "| ranks | protocol | phase | Open MPI p50 µs | MPICH p50 µs | MPICH / Open MPI |",
+           "| --- | --- | --- | --- | --- | --- |"]
+
+    def cell(r: Row) -> str:
+        if r.get("repeats", 1) < 2:
+            return f"{r['p50_us']:.3f}"
+        return f"{r['p50_us']:.3f} ({r['p50_us_min']:.3f}–{r['p50_us_max']:.3f})"
+
+    found = {(np_, protocol, phase): v
+             for phase in ("write", "read")
+             for (protocol, np_), v in mpi_ratios(mpi_rows, phase).items()}
+    for (np_, protocol, phase), (ratio, base, other) in sorted(found.items()):
+        out.append(f"| {np_} | {protocol} | {phase} | {cell(base)} | {cell(other)} | "
+                   f"{ratio:.2f}× |")
+    return out
+
+
+def targets(rows: list[Row], batch_rows: list[Row], mpi_rows: list[Row] | None = None,
+            persist_rows: list[Row] | None = None) -> list[str]:
     ranks = sorted({r["ranks"] for r in rows})
 
     def throughput(num: tuple[str, str, str], den: tuple[str, str, str]) -> str:
@@ -477,7 +567,11 @@ def targets(rows: list[Row], batch_rows: list[Row]) -> list[str]:
         f"({window_label(w)}) | ≥ 2× | {reads_of_64(w)} |"
         for w in windows(batch_rows)
         if pick(of_window(batch_rows, w), phase="read", batch=64)
-    ]
+    ] + ([f"| MPICH read latency / Open MPI read latency (p50 of single reads), worst of "
+          f"every protocol and rank count | ≤ 1.5× | {mpich_target(mpi_rows)} |"]
+         if mpi_rows else []) + (
+        [f"| restore throughput, slowest of every protocol and rank count | ≥ 300 MB/s | "
+         f"{restore_target(persist_rows)} |"] if persist_rows else [])
 
 
 def spread(r: Row) -> str:
@@ -512,12 +606,9 @@ def persist_section(rows: list[Row]) -> list[str]:
            "cache still holds.", "",
            "| ranks | protocol | entries | file MB | dump MB/s | restore MB/s |",
            "| --- | --- | --- | --- | --- | --- |"]
-    for key in sorted({(r["ranks"], r["protocol"]) for r in rows}):
-        runs = pick(rows, ranks=key[0], protocol=key[1])
-        mb = runs[0]["megabytes"]
-        dump = sorted(mb / r["dump_seconds"] for r in runs)[len(runs) // 2]
-        restore = sorted(mb / r["restore_seconds"] for r in runs)[len(runs) // 2]
-        out.append(f"| {key[0]} | {key[1]} | {runs[0]['entries']} | {mb:.1f} | "
+    for (np_, protocol), (dump, restore) in restore_rates(rows).items():
+        runs = pick(rows, ranks=np_, protocol=protocol)
+        out.append(f"| {np_} | {protocol} | {runs[0]['entries']} | {runs[0]['megabytes']:.1f} | "
                    f"{dump:.0f} | {restore:.0f} |")
     return out
 
@@ -562,6 +653,9 @@ def main() -> None:
                     else [])
     persist = (["## Dump and restore", "", *persist_section(persist_rows), ""]
                if persist_rows else [])
+    mpi_rows = (aggregate(load_mpi(args.raw_dir / "mpi")) if (args.raw_dir / "mpi").is_dir()
+                else [])
+    mpis = ["## MPICH and Open MPI", "", *mpi_section(mpi_rows), ""] if mpi_rows else []
     if batch_rows:
         plot_batches(batch_rows, args.out_dir, args.cores)
     text = ["# Benchmark results", "",
@@ -573,7 +667,8 @@ def main() -> None:
                f"{args.cores} cores (marked in the figures); they show the scheduler as much as "
                "the library."] if top > args.cores else []),
             "", "## Targets", "",
-            *targets(rows, batch_rows), "", *batches, *persist, "## All rows", "",
+            *targets(rows, batch_rows, mpi_rows, persist_rows), "", *batches, *persist,
+            *mpis, "## All rows", "",
             *table(rows), ""]
     (args.out_dir / "RESULTS.md").write_text("\n".join(text))
 

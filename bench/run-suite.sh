@@ -6,9 +6,11 @@
 # and zipf keys,
 # then batched reads and writes (mpidht_read_batch, mpidht_write_batch of
 # 8, 64 and 512 keys against single calls) for every protocol, dump and
-# restore throughput (mpidht_bench_persist), and writes the raw JSON, plots
-# and RESULTS.md into build/bench-results (--results DIR elsewhere; the
-# committed results are refreshed with --results bench/results).
+# restore throughput (mpidht_bench_persist), single reads and writes with
+# MPICH against Open MPI (the same program built with each, the two runs
+# alternating), and writes the raw JSON, plots and RESULTS.md into
+# build/bench-results (--results DIR elsewhere; the committed results are
+# refreshed with --results bench/results).
 #
 # usage: bash bench/run-suite.sh [--ops N] [--server-ops N] [--nprocs "1 2 4"]
 #                                [--batches "1 8 64 512"] [--repeats N] [--results DIR]
@@ -25,7 +27,7 @@ while (($#)); do
     --batches) batches=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
@@ -49,11 +51,13 @@ bash "$repo/scripts/install-deps.sh"
 mkdir -p "$build_root"
 configure_and_build "$build_root/bench" openmpi -DCMAKE_BUILD_TYPE=Release \
   -DMPIDHT_BUILD_TESTS=OFF > /dev/null
+configure_and_build "$build_root/bench-mpich" mpich -DCMAKE_BUILD_TYPE=Release \
+  -DMPIDHT_BUILD_TESTS=OFF > /dev/null
 bin=$build_root/bench/bench
 mkdir -p "$results"
 results=$(cd "$results" && pwd)
 raw=$results/raw
-rm -rf "$raw" && mkdir -p "$raw/batch"
+rm -rf "$raw" && mkdir -p "$raw/batch" "$raw/mpi"
 
 if [[ ! -x $build_root/venv/bin/python ]]; then
   python3 -m venv "$build_root/venv"
@@ -110,6 +114,19 @@ for np in $nprocs; do
     mpiexec.openmpi -n "$np" "$bin/mpidht_bench_persist" --memory $((128 << 20)) \
       --protocol "$protocol" --file "$build_root/bench-persist.dump" \
       --json "$raw/persist/${protocol}_np${np}.json"
+  done
+done
+
+# MPICH against Open MPI: single writes and reads of every protocol, the
+# two builds of the same program alternating, --repeats pairs per rank
+# count (raw/mpi/<mpi>_np<N>_r<run>.json).
+for np in $nprocs; do
+  for ((rep = 1; rep <= repeats; ++rep)); do
+    echo "== $np ranks, Open MPI and MPICH, run $rep of $repeats"
+    mpiexec.openmpi -n "$np" "$bin/mpidht_bench" --phases write,read --ops "$ops" \
+      --json "$raw/mpi/openmpi_np${np}_r${rep}.json" > /dev/null
+    mpiexec.mpich -n "$np" "$build_root/bench-mpich/bench/mpidht_bench" --phases write,read \
+      --ops "$ops" --json "$raw/mpi/mpich_np${np}_r${rep}.json" > /dev/null
   done
 done
 

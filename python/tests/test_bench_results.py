@@ -110,3 +110,57 @@ def test_batched_reads_target_names_the_worst_protocol(plot_results: ModuleType)
     lines = plot_results.targets([], batch_rows)
     reads = next(line for line in lines if "batches of 64" in line)
     assert "| 1.50× (coarse, 2 ranks); worst of fine 2.50×, lockfree 2.50× |" in reads
+
+
+def test_mpich_target_names_the_worst_protocol_and_rank_count(plot_results: ModuleType) -> None:
+    """MPICH's read latency is compared with Open MPI's for every protocol
+    and rank count measured under both; the worst ratio leads, whatever
+    protocol has it, and rows measured under one MPI only are left out."""
+    mpi_rows = []
+    for protocol, ranks, openmpi, mpich in (("lockfree", 1, 0.30, 0.33),
+                                            ("lockfree", 2, 0.30, 0.27),
+                                            ("fine", 1, 0.40, 0.44), ("fine", 2, 0.40, 0.70),
+                                            ("coarse", 1, 0.50, 0.50)):
+        mpi_rows.append({**row(protocol, "read", ranks, 1e6, openmpi), "mpi": "openmpi"})
+        mpi_rows.append({**row(protocol, "read", ranks, 1e6, mpich), "mpi": "mpich"})
+    mpi_rows.append({**row("coarse", "read", 4, 1e6, 9.0), "mpi": "mpich"})  # no Open MPI row
+    lines = plot_results.targets([], [], mpi_rows)
+    target = next(line for line in lines if line.startswith("| MPICH read latency"))
+    assert target.endswith("| ≤ 1.5× | 1.75× (fine, 2 ranks: p50 0.70 µs against 0.40 µs); "
+                           "worst of coarse 1.00×, lockfree 1.10× |")
+
+
+def test_restore_target_names_the_slowest(plot_results: ModuleType) -> None:
+    """The restore target is the slowest median restore of any protocol and
+    rank count, not one protocol's."""
+    persist_rows = [{"protocol": protocol, "ranks": ranks, "entries": 100, "megabytes": 100.0,
+                     "dump_seconds": 0.2, "restore_seconds": seconds}
+                    for protocol, ranks, runs in (("lockfree", 1, (0.2, 0.25, 0.5)),
+                                                  ("lockfree", 2, (0.2, 0.2, 0.2)),
+                                                  ("coarse", 1, (0.1, 0.1, 0.1)),
+                                                  ("fine", 2, (0.3, 0.2, 0.1)))
+                    for seconds in runs]
+    lines = plot_results.targets([], [], persist_rows=persist_rows)
+    target = next(line for line in lines if line.startswith("| restore throughput"))
+    assert target.endswith("| ≥ 300 MB/s | 400 MB/s (lockfree, 1 rank); "
+                           "slowest of coarse 1000 MB/s, fine 500 MB/s |")
+    assert not any(line.startswith("| restore") for line in plot_results.targets([], []))
+
+
+def test_mpi_files_give_the_mpi_section(plot_results: ModuleType, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """raw/mpi/<mpi>_*.json: each file's MPI is its name's first part; the
+    repeats of a setting under one MPI are one row (median, range)."""
+    raw = tmp_path / "raw"
+    (raw / "mpi").mkdir(parents=True)
+    (raw / "dht_uniform_r1.json").write_text(json.dumps([row("lockfree", "read", 1, 1e6, 0.3)]))
+    for rep, openmpi, mpich in ((1, 0.30, 0.36), (2, 0.20, 0.33), (3, 0.25, 0.30)):
+        for mpi, p50 in (("openmpi", openmpi), ("mpich", mpich)):
+            (raw / "mpi" / f"{mpi}_np1_r{rep}.json").write_text(
+                json.dumps([row("lockfree", "read", 1, 1e6, p50)]))
+    out = tmp_path / "out"
+    monkeypatch.setattr(sys, "argv", ["plot_results.py", str(raw), str(out), "--cores", "2"])
+    plot_results.main()
+    text = (out / "RESULTS.md").read_text()
+    assert "| 1 | lockfree | read | 0.250 (0.200–0.300) | 0.330 (0.300–0.360) | 1.32× |" in text
+    assert "| ≤ 1.5× | 1.32× (lockfree, 1 rank: p50 0.33 µs against 0.25 µs) |" in text
