@@ -27,6 +27,8 @@ uint64_t mpidht_mix64(uint64_t x)
 
 uint32_t mpidht_address_host(uint64_t hash, const uint64_t *first, uint32_t hosts)
 {
+    if (hosts == 1)
+        return 0; /* what the search below finds, without the mixing before it */
     uint64_t g = mpidht_mulhi64(mpidht_mix64(hash ^ HOST_SALT), first[hosts]);
     /* The last host whose range starts at or below g. */
     uint32_t lo = 0, hi = hosts - 1;

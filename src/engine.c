@@ -429,9 +429,11 @@ static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, in
 }
 
 mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
-                                         const void *key, void *out, mpidht_look_t *look)
+                                         const void *key, void *out, mpidht_look_t *look,
+                                         unsigned *from)
 {
     *look = MPIDHT_LOOK_NONE;
+    *from = 0;
     unsigned char *base = direct_base(t, addr->rank);
     if (!base || !t->ops->reads_unlocked)
         return MPIDHT_OK;
@@ -439,29 +441,40 @@ mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
     const mpidht_layout_t *l = &t->layout;
     /* The lines a read gets (its data) of the first candidate asked for
      * before the others are derived, then the others' (a miss then costs
-     * one memory latency in the engine, as prefetch_item's lone read). */
+     * one memory latency). */
     mpidht_address_need(addr, 1);
     prefetch(t, base, addr, 0, l->data_offset, l->data_size);
     mpidht_address_need(addr, addr->count);
     for (unsigned c = 1; c < addr->count; ++c)
         prefetch(t, base, addr, c, l->data_offset, l->data_size);
+    /* Each candidate copied in turn, the key before the checksum: a copy
+     * without the key, torn or not, is passed by without one
+     * (lockfree_advance says why); the first with it ends the look. */
     unsigned char *b = t->engine->slots;
-    memcpy(b + l->data_offset,
-           base + mpidht_bucket_disp(t, mpidht_candidate(addr, 0)) + l->data_offset,
-           l->data_size);
-    touch_direct(t);
-    /* The key before the checksum: a copy without the key, torn or not,
-     * costs no checksum (lockfree_advance says why it is passed by). */
     mpidht_status_t st = MPIDHT_OK;
-    if (!mpidht_bucket_holds(t, b, key)) {
-        *look = addr->count > 1 ? MPIDHT_LOOK_PASSED : MPIDHT_LOOK_MISS;
-    } else if (mpidht_bucket_intact(t, b)) {
-        memcpy(out, mpidht_bucket_value(t, b), t->value_size);
-        *look = MPIDHT_LOOK_HIT;
-        st = mpidht_refresh(t, addr, 0);
+    *look = MPIDHT_LOOK_MISS;
+    for (unsigned c = 0; c < addr->count; ++c) {
+        memcpy(b + l->data_offset,
+               base + mpidht_bucket_disp(t, mpidht_candidate(addr, c)) + l->data_offset,
+               l->data_size);
+        if (!mpidht_bucket_holds(t, b, key))
+            continue;
+        if (mpidht_bucket_intact(t, b)) {
+            memcpy(out, mpidht_bucket_value(t, b), t->value_size);
+            *look = MPIDHT_LOOK_HIT;
+            st = mpidht_refresh(t, addr, c);
+        } else {
+            *look = MPIDHT_LOOK_TORN;
+            *from = c;
+        }
+        break;
     }
-    mpidht_status_t synced = flush_dirty(t);
-    return st != MPIDHT_OK ? st : synced;
+    /* Loads, and at most the recency word's atomic compare-and-swap: a
+     * release fence orders them before whatever the caller does next (a
+     * barrier, a message), the one order MPI_Win_sync would add here. */
+    t->engine->sync_pending = false;
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    return st;
 }
 
 /* The coarse protocol's lock of rank's buckets: MPI_Win_lock, or on a

@@ -8,9 +8,10 @@
  * are loads, stores and processor atomics on the shared window, complete
  * when issued; a call's accesses begin after an acquire fence and each
  * round ends with one MPI_Win_sync (engine.c). A lone read there,
- * where the protocol reads without locks, first takes its first round
- * without an item (mpidht_engine_read_alone): a hit on the first
- * candidate, the usual case, costs no item and no round. Internal.
+ * where the protocol reads without locks, first looks at its candidates
+ * without an item (mpidht_engine_read_alone): a hit or a miss, the usual
+ * cases, costs no item and no round; only a torn copy of the key goes on
+ * through the engine. Internal.
  *
  * Items of a write, update or remove batch whose candidate buckets
  * overlap must not run at the same time (the outcome would depend on the
@@ -115,28 +116,29 @@ mpidht_item_t *mpidht_engine_item(mpidht_t *t, size_t i, mpidht_op_t op, size_t 
                                   const unsigned char *key, const unsigned char *value,
                                   unsigned char *out, const mpidht_address_t *addr);
 
-/* What a lone read's first look did (mpidht_engine_read_alone). */
+/* What a lone read's look did (mpidht_engine_read_alone). */
 typedef enum mpidht_look {
-    MPIDHT_LOOK_NONE,   /* none taken (not direct, another protocol), or the
-                         * first candidate's copy of the key was torn */
-    MPIDHT_LOOK_HIT,    /* the answer: the value is out */
-    MPIDHT_LOOK_MISS,   /* the answer: the only candidate holds no key */
-    MPIDHT_LOOK_PASSED  /* the first candidate does not hold the key: the
-                         * engine reads on from the second (item.from) */
+    MPIDHT_LOOK_NONE, /* none taken (not direct, another protocol) */
+    MPIDHT_LOOK_HIT,  /* the answer: the value is out */
+    MPIDHT_LOOK_MISS, /* the answer: no candidate's copy holds the key */
+    MPIDHT_LOOK_TORN  /* the copy of the key at candidate *from was torn:
+                       * the engine reads on from there (item.from) */
 } mpidht_look_t;
 
 /* A lone read (mpidht_read) of key, located at addr, the engine reserved:
  * where the table is direct and its protocol reads without locks
- * (lock-free), the read's first round without an item, as run_items would
- * take it: every candidate's lines asked for (the first's first), the
- * first candidate copied; an intact copy holding key is the answer
- * (value to out, the bucket's recency refreshed as mpidht_read_hit does),
- * and a copy without the key passes the first candidate by, as
- * lockfree_advance does. *look says which (out is written on a hit
- * only); addr has every candidate derived; the accesses are
- * synchronised. MPIDHT_OK or the error of an MPI call. */
+ * (lock-free), the read without an item, as lockfree_advance would take
+ * its rounds: every candidate's lines asked for (the first's first), then
+ * each candidate copied in turn; a copy without the key is passed by, the
+ * first copy holding it ends the look: the answer if intact (value to
+ * out, the bucket's recency refreshed as mpidht_read_hit does), else torn
+ * (*from: its candidate; 0 otherwise). *look says which (out is written
+ * on a hit only); addr has every candidate derived; the loads are ordered
+ * before what the caller does next. MPIDHT_OK, or the error of an MPI
+ * call. */
 mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
-                                         const void *key, void *out, mpidht_look_t *look);
+                                         const void *key, void *out, mpidht_look_t *look,
+                                         unsigned *from);
 
 /* Starts a new run of disjoint items; mpidht_engine_claim then claims the
  * candidate buckets of an item for it, or returns false (claiming nothing)

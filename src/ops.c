@@ -1,8 +1,8 @@
 /*
  * The public single-key operations: validate, then run the key through
  * the engine as a batch of one, count the outcome. A read first lets the
- * engine answer it from its first candidate without an item, where the
- * table allows (mpidht_engine_read_alone).
+ * engine answer it without an item, where the table allows
+ * (mpidht_engine_read_alone).
  */
 #include "engine.h"
 #include "stats.h"
@@ -40,17 +40,17 @@ mpidht_status_t mpidht_read(mpidht_t *table, const void *key, void *value)
     mpidht_status_t st = check_call(table, key, value);
     if (st != MPIDHT_OK)
         return st;
-    /* Located once, for the engine too where the first look does not
-     * answer (reading on after the first candidate if it passed it). */
+    /* Located once, for the engine too where the look does not answer
+     * (reading on from the candidate whose copy was torn). */
     mpidht_address_t addr;
     mpidht_look_t look;
+    unsigned from;
     mpidht_locate(table, key, &addr, 1);
-    st = mpidht_engine_read_alone(table, &addr, key, value, &look);
+    st = mpidht_engine_read_alone(table, &addr, key, value, &look, &from);
     if (st != MPIDHT_OK)
         return st;
-    if (look == MPIDHT_LOOK_NONE || look == MPIDHT_LOOK_PASSED)
-        return run_one(table, MPIDHT_OP_READ, key, NULL, value, NULL, &addr,
-                       look == MPIDHT_LOOK_PASSED);
+    if (look == MPIDHT_LOOK_NONE || look == MPIDHT_LOOK_TORN)
+        return run_one(table, MPIDHT_OP_READ, key, NULL, value, NULL, &addr, from);
     mpidht_count_read(&table->stats, look == MPIDHT_LOOK_HIT);
     return look == MPIDHT_LOOK_HIT ? MPIDHT_OK : MPIDHT_NOT_FOUND;
 }

@@ -8,12 +8,19 @@
  * under the lock-free protocol a copy torn by a rewrite must be read
  * again, never taken for a miss; large values widen that window.
  *
- * usage: test_present_rewritten coarse|fine|lockfree [OPS] (OPS per rank,
- * default 20000, scaled by MPIDHT_TEST_SCALE)
+ * With "shared", every key hashes alike, so all keys share one list of
+ * candidate buckets: rank 0 first fills the candidates that the ranks'
+ * keys (one each) leave over with keys nobody rewrites, and the ranks'
+ * keys take the last candidates. A read then passes by other keys'
+ * buckets, whole or torn, before it reaches its own, which may be torn;
+ * and a key never written, read as often, must be a miss every time.
+ *
+ * usage: test_present_rewritten coarse|fine|lockfree [OPS] [shared] (OPS
+ * per rank, default 20000, scaled by MPIDHT_TEST_SCALE)
  */
 #include "test_util.h"
 
-enum { KEY_SIZE = 16, OWN_KEYS = 4, MAX_RANKS = 64 };
+enum { KEY_SIZE = 16, OWN_KEYS = 4, MAX_RANKS = 64, CANDIDATES = 6 };
 
 typedef struct {
     uint64_t key_id;
@@ -33,6 +40,14 @@ static void make_value(value_t *v, uint64_t key_id, uint64_t seq)
     test_fill(v->payload, sizeof v->payload, key_id, seq);
 }
 
+static uint64_t constant_hash(const void *key, size_t key_size, void *user_data)
+{
+    (void)key;
+    (void)key_size;
+    (void)user_data;
+    return UINT64_C(0x5eed);
+}
+
 /* v is a whole value written for key id. */
 static void check_whole(const value_t *v, uint64_t id)
 {
@@ -47,42 +62,64 @@ int main(int argc, char **argv)
     CHECK(argc >= 2);
     mpidht_protocol_t protocol = test_protocol_arg(argv[1]);
     uint64_t ops = test_scaled(argc >= 3 ? strtoull(argv[2], NULL, 10) : 20000, 200);
+    bool shared = argc >= 4 && !strcmp(argv[3], "shared");
     int rank = test_rank(), size = test_size();
-    CHECK(size <= MAX_RANKS);
-    size_t keys = (size_t)size * OWN_KEYS;
+    CHECK(size <= (shared ? CANDIDATES : MAX_RANKS));
+    /* Keys 0 .. fillers-1: rank 0's, written once; then own_keys per rank. */
+    uint64_t own_keys = shared ? 1 : OWN_KEYS, fillers = shared ? CANDIDATES - (uint64_t)size : 0;
+    size_t keys = (size_t)(fillers + (uint64_t)size * own_keys);
     mpidht_params_t p = test_params(protocol, KEY_SIZE, sizeof(value_t), 1 << 20);
+    if (shared) {
+        p.hash = constant_hash;
+        p.candidates = CANDIDATES;
+    }
     mpidht_t *table = NULL;
     CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
 
     static value_t value, got, all[MAX_RANKS * OWN_KEYS];
-    static unsigned char all_keys[MAX_RANKS * OWN_KEYS][KEY_SIZE];
+    static unsigned char all_keys[MAX_RANKS * OWN_KEYS + 1][KEY_SIZE];
     unsigned char found[MAX_RANKS * OWN_KEYS], key[KEY_SIZE];
-    for (size_t id = 0; id < keys; ++id)
-        make_key(all_keys[id], id);
-    for (uint64_t k = 0; k < OWN_KEYS; ++k) {
-        uint64_t id = (uint64_t)rank * OWN_KEYS + k;
+    for (size_t id = 0; id <= keys; ++id)
+        make_key(all_keys[id], id); /* all_keys[keys]: never written */
+    for (uint64_t id = 0; rank == 0 && id < fillers; ++id) {
         mpidht_write_outcome_t outcome;
         make_value(&value, id, 0);
-        TEST_CONTEXT("%s: first write of key %" PRIu64, argv[1], id);
+        TEST_CONTEXT("%s: write of filler key %" PRIu64, argv[1], id);
         CHECK_OK(mpidht_write(table, all_keys[id], &value, &outcome));
         CHECK(outcome == MPIDHT_WRITE_INSERTED);
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    /* In rank order, so that in shared mode each key takes the next candidate. */
+    for (int r = 0; r < size; ++r) {
+        for (uint64_t k = 0; r == rank && k < own_keys; ++k) {
+            uint64_t id = fillers + (uint64_t)rank * own_keys + k;
+            mpidht_write_outcome_t outcome;
+            make_value(&value, id, 0);
+            TEST_CONTEXT("%s: first write of key %" PRIu64, argv[1], id);
+            CHECK_OK(mpidht_write(table, all_keys[id], &value, &outcome));
+            CHECK(outcome == MPIDHT_WRITE_INSERTED);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
 
     uint64_t state = (uint64_t)rank * 0x9e3779b97f4a7c15u + 1, reads = 0;
     for (uint64_t op = 1; op <= ops; ++op) {
         state ^= state << 13, state ^= state >> 7, state ^= state << 17;
         if (op % 2 == 0) {
-            uint64_t id = (uint64_t)rank * OWN_KEYS + op / 2 % OWN_KEYS;
+            uint64_t id = fillers + (uint64_t)rank * own_keys + op / 2 % own_keys;
             mpidht_write_outcome_t outcome;
             make_value(&value, id, op);
             TEST_CONTEXT("%s: rewrite %" PRIu64 " of key %" PRIu64, argv[1], op, id);
             CHECK_OK(mpidht_write(table, all_keys[id], &value, &outcome));
             CHECK(outcome == MPIDHT_WRITE_UPDATED);
         } else if (op % 4 == 1) {
-            uint64_t id = state % keys;
+            /* In shared mode one read in keys + 1 is of the key never written. */
+            uint64_t id = state % (keys + shared);
             memcpy(key, all_keys[id], KEY_SIZE);
             TEST_CONTEXT("%s: read %" PRIu64 " of key %" PRIu64, argv[1], op, id);
+            if (id == keys) {
+                CHECK_STATUS(mpidht_read(table, key, &got), MPIDHT_NOT_FOUND);
+                continue;
+            }
             CHECK_OK(mpidht_read(table, key, &got));
             check_whole(&got, id);
             ++reads;
