@@ -109,7 +109,10 @@ mpidht_item_t *mpidht_engine_item(mpidht_t *t, size_t i, mpidht_op_t op, size_t 
                                   unsigned char *out, const mpidht_address_t *addr)
 {
     mpidht_item_t *it = &t->engine->items[i];
-    memset(it, 0, sizeof *it);
+    /* Cleared but for the address (set below) and the fetched words at
+     * the end, which are most of its bytes. */
+    _Static_assert(offsetof(mpidht_item_t, addr) == 0, "the address comes first");
+    memset(&it->op, 0, offsetof(mpidht_item_t, lock) - offsetof(mpidht_item_t, op));
     it->slots = t->engine->slots + i * (size_t)t->candidates * t->layout.bucket_size;
     it->op = op;
     it->row = row;

@@ -41,8 +41,6 @@ typedef struct mpidht_item {
     const unsigned char *value;   /* write: the value to store */
     unsigned char *out;           /* read: where a hit's value goes */
     unsigned char *slots;         /* one bucket-sized slot per candidate */
-    int64_t lock[MPIDHT_MAX_CANDIDATES];     /* fetched lock words */
-    uint64_t recency[MPIDHT_MAX_CANDIDATES]; /* fetched recency words */
     uint64_t stamp;               /* the time a write puts into recency */
 
     int step;                     /* the protocol's state */
@@ -66,6 +64,11 @@ typedef struct mpidht_item {
     double retry_at;              /* MPI_Wtime() before which it waits */
     double deadline;              /* MPI_Wtime() after which it times out;
                                    * 0 until its first wait */
+
+    /* Last, and not cleared when the item is prepared: each word is
+     * written by the round that fetches it before the item reads it. */
+    int64_t lock[MPIDHT_MAX_CANDIDATES];     /* fetched lock words */
+    uint64_t recency[MPIDHT_MAX_CANDIDATES]; /* fetched recency words */
 } mpidht_item_t;
 
 typedef struct mpidht_engine {
