@@ -30,6 +30,7 @@ import statistics
 import platform
 import subprocess
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import matplotlib
@@ -451,18 +452,37 @@ def mpi_ratios(mpi_rows: list[Row], phase: str) -> dict[tuple[str, int], tuple[f
     return out
 
 
+def worst_by_protocol(found: dict[tuple[str, int], float], lowest: bool,
+                      show: Callable[[float], str], others_word: str = "worst",
+                      detail: Callable[[str, int], str] = lambda protocol, ranks: "") -> str:
+    """found: (protocol, ranks) -> value. The worst value (the lowest where
+    lowest, else the highest), named with its protocol and rank count (and
+    detail of them), then every other protocol's worst beside it."""
+    if not found:
+        return "n/a"
+    pick = min if lowest else max
+    (protocol, np_), worst = pick(found.items(), key=lambda kv: kv[1])
+    others = [f"{p} {show(pick(v for (q, _), v in found.items() if q == p))}"
+              for p in PROTOCOLS if p != protocol and any(q == p for q, _ in found)]
+    return (f"{show(worst)} ({protocol}, {rank_count(np_)}{detail(protocol, np_)})"
+            + (f"; {others_word} of {', '.join(others)}" if others else ""))
+
+
+def ratio(value: float) -> str:
+    return f"{value:.2f}×"
+
+
 def mpich_target(mpi_rows: list[Row]) -> str:
     """MPICH's read latency over Open MPI's: the worst protocol and rank
     count, named, and every other protocol's worst beside it."""
     found = mpi_ratios(mpi_rows, "read")
-    if not found:
-        return "n/a"
-    (protocol, np_), (worst, base, other) = max(found.items(), key=lambda kv: kv[1][0])
-    others = [f"{p} {max(v[0] for (q, _), v in found.items() if q == p):.2f}×"
-              for p in PROTOCOLS if p != protocol and any(q == p for q, _ in found)]
-    return (f"{worst:.2f}× ({protocol}, {rank_count(np_)}: p50 {other['p50_us']:.2f} µs "
-            f"against {base['p50_us']:.2f} µs)"
-            + (f"; worst of {', '.join(others)}" if others else ""))
+
+    def latencies(protocol: str, ranks: int) -> str:
+        _, base, other = found[(protocol, ranks)]
+        return f": p50 {other['p50_us']:.2f} µs against {base['p50_us']:.2f} µs"
+
+    return worst_by_protocol({k: v[0] for k, v in found.items()}, lowest=False, show=ratio,
+                             detail=latencies)
 
 
 def restore_rates(persist_rows: list[Row]) -> dict[tuple[int, str], tuple[float, float]]:
@@ -479,14 +499,10 @@ def restore_rates(persist_rows: list[Row]) -> dict[tuple[int, str], tuple[float,
 def restore_target(persist_rows: list[Row]) -> str:
     """The slowest restore of any protocol and rank count, named, and
     every other protocol's slowest beside it."""
-    found = {key: rates[1] for key, rates in restore_rates(persist_rows).items()}
-    if not found:
-        return "n/a"
-    (np_, protocol), worst = min(found.items(), key=lambda kv: kv[1])
-    others = [f"{p} {min(v for (_, q), v in found.items() if q == p):.0f} MB/s"
-              for p in PROTOCOLS if p != protocol and any(q == p for _, q in found)]
-    return (f"{worst:.0f} MB/s ({protocol}, {rank_count(np_)})"
-            + (f"; slowest of {', '.join(others)}" if others else ""))
+    found = {(protocol, np_): rates[1]
+             for (np_, protocol), rates in restore_rates(persist_rows).items()}
+    return worst_by_protocol(found, lowest=True, show=lambda mb: f"{mb:.0f} MB/s",
+                             others_word="slowest")
 
 
 def mpi_section(mpi_rows: list[Row]) -> list[str]:
@@ -538,13 +554,7 @@ def targets(rows: list[Row], batch_rows: list[Row], mpi_rows: list[Row] | None =
         found = {(protocol, np_): speedup
                  for speedup, protocol, np_, size in batch_cases(of_window(batch_rows, w), "read")
                  if size == 64}
-        if not found:
-            return "n/a"
-        (protocol, np_), worst = min(found.items(), key=lambda kv: kv[1])
-        others = [f"{p} {min(v for (q, _), v in found.items() if q == p):.2f}×"
-                  for p in PROTOCOLS if p != protocol and any(q == p for q, _ in found)]
-        return (f"{worst:.2f}× ({protocol}, {rank_count(np_)})"
-                + (f"; worst of {', '.join(others)}" if others else ""))
+        return worst_by_protocol(found, lowest=True, show=ratio)
 
     return [
         "Ratios measured in this run (of throughput unless stated), the worst rank count "

@@ -27,6 +27,14 @@ def row(protocol: str, phase: str, ranks: int, ops_per_s: float, p50: float) -> 
             "p99_us": 2 * p50, "mean_us": p50, "misses": 0, "checksum_mismatches": 0}
 
 
+def write_results(plot_results: ModuleType, raw: Path, out: Path,
+                  monkeypatch: pytest.MonkeyPatch) -> str:
+    """Runs the script on raw (2 cores) and returns the RESULTS.md it wrote to out."""
+    monkeypatch.setattr(sys, "argv", ["plot_results.py", str(raw), str(out), "--cores", "2"])
+    plot_results.main()
+    return (out / "RESULTS.md").read_text()
+
+
 def test_repeats_become_median_and_range(plot_results: ModuleType) -> None:
     runs = [row("lockfree", "read", 2, rate, p50)
             for rate, p50 in ((3e6, 0.4), (5e6, 0.2), (4e6, 0.3))]
@@ -60,9 +68,7 @@ def test_tables_and_figures_from_repeated_runs(plot_results: ModuleType, tmp_pat
         rows += [row("-", "raw-get", ranks, 4e6, 0.25) for ranks in (1, 2, 4)]
         (raw / f"dht_uniform_r{rep}.json").write_text(json.dumps(rows))
     out = tmp_path / "out"
-    monkeypatch.setattr(sys, "argv", ["plot_results.py", str(raw), str(out), "--cores", "2"])
-    plot_results.main()
-    text = (out / "RESULTS.md").read_text()
+    text = write_results(plot_results, raw, out, monkeypatch)
     # fine, read, 4 ranks: 4e6 x (1, 1.5, 0.5): median 4e6, range 2e6-6e6
     assert "| fine | read | uniform | 4 | 4000000 (2000000–6000000, 3 runs) |" in text
     assert "the runs at more than 2 ranks share the 2 cores" in text
@@ -159,8 +165,6 @@ def test_mpi_files_give_the_mpi_section(plot_results: ModuleType, tmp_path: Path
             (raw / "mpi" / f"{mpi}_np1_r{rep}.json").write_text(
                 json.dumps([row("lockfree", "read", 1, 1e6, p50)]))
     out = tmp_path / "out"
-    monkeypatch.setattr(sys, "argv", ["plot_results.py", str(raw), str(out), "--cores", "2"])
-    plot_results.main()
-    text = (out / "RESULTS.md").read_text()
+    text = write_results(plot_results, raw, out, monkeypatch)
     assert "| 1 | lockfree | read | 0.250 (0.200–0.300) | 0.330 (0.300–0.360) | 1.32× |" in text
     assert "| ≤ 1.5× | 1.32× (lockfree, 1 rank: p50 0.33 µs against 0.25 µs) |" in text
