@@ -441,6 +441,7 @@ mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
     if (!base || !t->ops->reads_unlocked)
         return MPIDHT_OK;
     enter_direct(t);
+    bool pending = t->engine->sync_pending; /* another call's: kept */
     const mpidht_layout_t *l = &t->layout;
     /* The lines a read gets (its data) of the first candidate asked for
      * before the others are derived, then the others' (a miss then costs
@@ -467,6 +468,7 @@ mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
             *look = MPIDHT_LOOK_HIT;
             st = mpidht_refresh(t, addr, c);
         } else {
+            t->stats.checksum_retries++; /* as lockfree_advance counts it */
             *look = MPIDHT_LOOK_TORN;
             *from = c;
         }
@@ -475,7 +477,7 @@ mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
     /* Loads, and at most the recency word's atomic compare-and-swap: a
      * release fence orders them before whatever the caller does next (a
      * barrier, a message), the one order MPI_Win_sync would add here. */
-    t->engine->sync_pending = false;
+    t->engine->sync_pending = pending;
     __atomic_thread_fence(__ATOMIC_RELEASE);
     return st;
 }
