@@ -444,23 +444,29 @@ mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
     bool pending = t->engine->sync_pending; /* another call's: kept */
     const mpidht_layout_t *l = &t->layout;
     /* The lines a read gets (its data) of the first candidate asked for
-     * before the others are derived, then the others' (a miss then costs
-     * one memory latency). */
+     * before the others are derived, then the lines of the others' meta
+     * byte and key (a miss then costs one memory latency, and a hit in
+     * the first candidate waits for no line it does not use). */
     mpidht_address_need(addr, 1);
     prefetch(t, base, addr, 0, l->data_offset, l->data_size);
     mpidht_address_need(addr, addr->count);
     for (unsigned c = 1; c < addr->count; ++c)
-        prefetch(t, base, addr, c, l->data_offset, l->data_size);
-    /* Each candidate copied in turn, the key before the checksum: a copy
+        prefetch(t, base, addr, c, l->meta_offset, 1 + t->key_size);
+    /* The first candidate (where most keys are) copied at once; each
+     * other's meta byte and key looked at where they lie, and copied only
+     * where they hold the key. The key before the checksum: a bucket seen
      * without the key, torn or not, is passed by without one
-     * (lockfree_advance says why); the first with it ends the look. */
+     * (lockfree_advance says why: a byte that differs was read while the
+     * bucket did not hold the key, in place as in a copy); the first copy
+     * with it ends the look. */
     unsigned char *b = t->engine->slots;
     mpidht_status_t st = MPIDHT_OK;
     *look = MPIDHT_LOOK_MISS;
     for (unsigned c = 0; c < addr->count; ++c) {
-        memcpy(b + l->data_offset,
-               base + mpidht_bucket_disp(t, mpidht_candidate(addr, c)) + l->data_offset,
-               l->data_size);
+        unsigned char *at = base + mpidht_bucket_disp(t, mpidht_candidate(addr, c));
+        if (c > 0 && !mpidht_bucket_holds(t, at, key))
+            continue;
+        memcpy(b + l->data_offset, at + l->data_offset, l->data_size);
         if (!mpidht_bucket_holds(t, b, key))
             continue;
         if (mpidht_bucket_intact(t, b)) {
