@@ -444,14 +444,14 @@ mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
     bool pending = t->engine->sync_pending; /* another call's: kept */
     const mpidht_layout_t *l = &t->layout;
     /* The lines a read gets (its data) of the first candidate asked for
-     * before the others are derived, then the lines of the others' meta
-     * byte and key (a miss then costs one memory latency, and a hit in
-     * the first candidate waits for no line it does not use). */
+     * before the others are derived, then the others' (a miss then costs
+     * one memory latency; asking only for the others' meta bytes and keys
+     * made a hit past the first candidate wait for its value's lines). */
     mpidht_address_need(addr, 1);
     prefetch(t, base, addr, 0, l->data_offset, l->data_size);
     mpidht_address_need(addr, addr->count);
     for (unsigned c = 1; c < addr->count; ++c)
-        prefetch(t, base, addr, c, l->meta_offset, 1 + t->key_size);
+        prefetch(t, base, addr, c, l->data_offset, l->data_size);
     /* The first candidate (where most keys are) copied at once; each
      * other's meta byte and key looked at where they lie, and copied only
      * where they hold the key. The key before the checksum: a bucket seen

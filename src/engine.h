@@ -131,8 +131,8 @@ typedef enum mpidht_look {
 /* A lone read (mpidht_read) of key, located at addr, the engine reserved:
  * where the table is direct and its protocol reads without locks
  * (lock-free), the read without an item, as lockfree_advance would take
- * its rounds: the first candidate's lines asked for, then the others'
- * meta bytes and keys; each candidate in turn is copied (the first) or
+ * its rounds: every candidate's lines asked for (the first's first);
+ * each candidate in turn is copied (the first) or
  * copied where its meta byte and key, looked at in place, hold the key
  * (the others); a candidate or copy without the key is passed by, the
  * first copy holding it ends the look: the answer if intact (value to
