@@ -375,10 +375,11 @@ static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, in
         if (rank >= 0 && it->addr.rank != rank)
             continue;
         it->deadline = 0; /* set by the first wait: no clock read on a fast path */
-        if (n == 1) /* alone, it prefetches them all: derived in one go */
+        it->alone = n == 1;
+        if (it->alone) /* it prefetches them all: derived in one go */
             mpidht_address_need(&it->addr, it->addr.count);
         ops->start(t, it);
-        prefetch_item(t, it, n == 1);
+        prefetch_item(t, it, it->alone);
         left += !it->done;
     }
     while (left > 0) {
@@ -669,7 +670,29 @@ mpidht_status_t mpidht_issue_get(mpidht_t *t, mpidht_item_t *it, unsigned first,
 mpidht_status_t mpidht_issue_get_data(mpidht_t *t, mpidht_item_t *it, unsigned first,
                                       unsigned n)
 {
-    return mpidht_issue_get(t, it, first, n, t->layout.data_offset, t->layout.data_size);
+    const mpidht_layout_t *l = &t->layout;
+    unsigned char *base = direct_base(t, it->addr.rank);
+    if (!base || it->op != MPIDHT_OP_READ || it->alone)
+        return mpidht_issue_get(t, it, first, n, l->data_offset, l->data_size);
+    /* A read of a batch on a direct table, as the lone read looks: the
+     * first candidate copied; past it, a bucket whose meta byte and key,
+     * looked at in place, do not hold the key is not copied but marked
+     * empty in its copy (meta byte 0), which is all a copy of it would
+     * tell the protocol (protocol_lockfree.c says why a byte read in place
+     * serves as one copied; under the fine and coarse locks nothing
+     * changes). A read alone, whose candidates were all asked for whole at
+     * its start, copies them: looking in place measured slower there
+     * (docs/benchmarks.md). */
+    for (unsigned c = first; c < first + n; ++c) {
+        unsigned char *at = base + mpidht_bucket_disp(t, mpidht_candidate(&it->addr, c));
+        unsigned char *slot = mpidht_slot(t, it->slots, c);
+        if (c > 0 && !mpidht_bucket_holds(t, at, it->key))
+            slot[l->meta_offset] = 0;
+        else
+            memcpy(slot + l->data_offset, at + l->data_offset, l->data_size);
+    }
+    touch_direct(t);
+    return MPIDHT_OK;
 }
 
 mpidht_status_t mpidht_issue_get_keys(mpidht_t *t, mpidht_item_t *it, unsigned first,

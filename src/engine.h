@@ -53,6 +53,8 @@ typedef struct mpidht_item {
     uint32_t held;                /* bit c: holds the writer's lock of c */
     uint32_t registered;          /* bit c: a registered reader of c (fine) */
     bool issued;                  /* issued operations in this round */
+    bool alone;                   /* run by itself (every candidate asked
+                                   * for at its start, engine.c) */
     bool done;
 
     /* The result, when done. */
