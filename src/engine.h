@@ -133,11 +133,11 @@ typedef enum mpidht_look {
 /* A lone read (mpidht_read) of key, located at addr, the engine reserved:
  * where the table is direct and its protocol reads without locks
  * (lock-free), the read without an item, as lockfree_advance would take
- * its rounds: every candidate's lines asked for (the first's first);
- * each candidate in turn is copied (the first) or
- * copied where its meta byte and key, looked at in place, hold the key
- * (the others); a candidate or copy without the key is passed by, the
- * first copy holding it ends the look: the answer if intact (value to
+ * its rounds: every candidate's lines asked for (the first's first),
+ * then each candidate in turn copied (the first), or copied where its
+ * meta byte and key, looked at in place, hold the key (the others); a
+ * candidate or copy without the key is passed by, the first copy
+ * holding it ends the look: the answer if intact (value to
  * out, the bucket's recency refreshed as mpidht_read_hit does), else torn
  * (*from: its candidate; 0 otherwise). *look says which (out is written
  * on a hit only); addr has every candidate derived; the loads are ordered
