@@ -432,61 +432,40 @@ static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, in
     return flush_dirty(t);
 }
 
-mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
-                                         const void *key, void *out, mpidht_look_t *look,
-                                         unsigned *from)
+/* Looks at candidates [first, last) of addr (derived, their lines asked
+ * for) for key where they lie in base, as lockfree_advance and
+ * coarse_advance take them: each candidate in turn copied (the first), or
+ * copied where its meta byte and key, looked at in place, hold the key
+ * (the others). The key before the checksum: a bucket seen without the
+ * key, torn or not, is passed by without one (lockfree_advance says why:
+ * a byte that differs was read while the bucket did not hold the key, in
+ * place as in a copy); the first copy with it ends the look: a hit if
+ * intact (the value to out, the recency refreshed as mpidht_read_hit
+ * does), else torn (*from: its candidate). A miss if none holds it. */
+static inline __attribute__((always_inline)) mpidht_look_t
+look_at(mpidht_t *t, unsigned char *base, const mpidht_address_t *addr,
+                             const void *key, void *out, unsigned first, unsigned last,
+                             unsigned *from, mpidht_status_t *st)
 {
-    *look = MPIDHT_LOOK_NONE;
-    *from = 0;
-    unsigned char *base = direct_base(t, addr->rank);
-    if (!base || !t->ops->reads_unlocked)
-        return MPIDHT_OK;
-    enter_direct(t);
-    bool pending = t->engine->sync_pending; /* another call's: kept */
     const mpidht_layout_t *l = &t->layout;
-    /* The lines a read gets (its data) of the first candidate asked for
-     * before the others are derived, then the others' (a miss then costs
-     * one memory latency; asking only for the others' meta bytes and keys
-     * made a hit past the first candidate wait for its value's lines). */
-    mpidht_address_need(addr, 1);
-    prefetch(t, base, addr, 0, l->data_offset, l->data_size);
-    mpidht_address_need(addr, addr->count);
-    for (unsigned c = 1; c < addr->count; ++c)
-        prefetch(t, base, addr, c, l->data_offset, l->data_size);
-    /* The first candidate (where most keys are) copied at once; each
-     * other's meta byte and key looked at where they lie, and copied only
-     * where they hold the key. The key before the checksum: a bucket seen
-     * without the key, torn or not, is passed by without one
-     * (lockfree_advance says why: a byte that differs was read while the
-     * bucket did not hold the key, in place as in a copy); the first copy
-     * with it ends the look. */
     unsigned char *b = t->engine->slots;
-    mpidht_status_t st = MPIDHT_OK;
-    *look = MPIDHT_LOOK_MISS;
-    for (unsigned c = 0; c < addr->count; ++c) {
+    for (unsigned c = first; c < last; ++c) {
         unsigned char *at = base + mpidht_bucket_disp(t, mpidht_candidate(addr, c));
         if (c > 0 && !mpidht_bucket_holds(t, at, key))
             continue;
         memcpy(b + l->data_offset, at + l->data_offset, l->data_size);
         if (!mpidht_bucket_holds(t, b, key))
             continue;
-        if (mpidht_bucket_intact(t, b)) {
-            memcpy(out, mpidht_bucket_value(t, b), t->value_size);
-            *look = MPIDHT_LOOK_HIT;
-            st = mpidht_refresh(t, addr, c);
-        } else {
+        if (!mpidht_bucket_intact(t, b)) {
             t->stats.checksum_retries++; /* as lockfree_advance counts it */
-            *look = MPIDHT_LOOK_TORN;
             *from = c;
+            return MPIDHT_LOOK_TORN;
         }
-        break;
+        memcpy(out, mpidht_bucket_value(t, b), t->value_size);
+        *st = mpidht_refresh(t, addr, c);
+        return MPIDHT_LOOK_HIT;
     }
-    /* Loads, and at most the recency word's atomic compare-and-swap: a
-     * release fence orders them before whatever the caller does next (a
-     * barrier, a message), the one order MPI_Win_sync would add here. */
-    t->engine->sync_pending = pending;
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-    return st;
+    return MPIDHT_LOOK_MISS;
 }
 
 /* The coarse protocol's lock of rank's buckets: MPI_Win_lock, or on a
@@ -540,6 +519,129 @@ static int next_target(const mpidht_item_t *items, size_t n, int after, bool *ex
                          (items[i].op != MPIDHT_OP_READ && items[i].op != MPIDHT_OP_SCAN);
     }
     return rank;
+}
+
+bool mpidht_engine_looks(const mpidht_t *t)
+{
+    return t->direct && (t->ops->reads_unlocked || t->ops->lock_per_target);
+}
+
+/* The first candidate of each of items[0..n) whose target is rank (all
+ * if rank < 0) looked at; then the other candidates of those it did not answer, their
+ * lines asked for together first (their misses overlap, as in the
+ * engine's rounds). Each item's look goes into its step. */
+static mpidht_status_t look_items(mpidht_t *t, mpidht_item_t *items, size_t n, int rank)
+{
+    const mpidht_layout_t *l = &t->layout;
+    mpidht_status_t st = MPIDHT_OK;
+    bool moving_on = false;
+    for (size_t i = 0; i < n; ++i) {
+        mpidht_item_t *it = &items[i];
+        if (rank >= 0 && it->addr.rank != rank)
+            continue;
+        unsigned char *base = t->node_base[it->addr.rank];
+        mpidht_look_t look = look_at(t, base, &it->addr, it->key, it->out, 0, 1, &it->from, &st);
+        it->step = look;
+        if (look == MPIDHT_LOOK_MISS && it->addr.count > 1) {
+            mpidht_address_need(&it->addr, it->addr.count);
+            for (unsigned c = 1; c < it->addr.count; ++c)
+                prefetch(t, base, &it->addr, c, l->data_offset, l->data_size);
+            it->step = MPIDHT_LOOK_NONE; /* looks on */
+            moving_on = true;
+        }
+    }
+    for (size_t i = 0; moving_on && i < n; ++i) {
+        mpidht_item_t *it = &items[i];
+        if ((rank < 0 || it->addr.rank == rank) && it->step == MPIDHT_LOOK_NONE)
+            it->step = look_at(t, t->node_base[it->addr.rank], &it->addr, it->key, it->out,
+                               1, it->addr.count, &it->from, &st);
+    }
+    return st;
+}
+
+mpidht_status_t mpidht_engine_read_looks(mpidht_t *t, size_t n, const unsigned char *keys,
+                                         unsigned char *values, size_t row)
+{
+    enter_direct(t);
+    bool pending = t->engine->sync_pending; /* another call's: kept */
+    const mpidht_layout_t *l = &t->layout;
+    mpidht_item_t *items = t->engine->items;
+    for (size_t i = 0; i < n; ++i) {
+        mpidht_item_t *it = &items[i];
+        it->op = MPIDHT_OP_READ;
+        it->row = row + i;
+        it->key = keys + i * t->key_size;
+        it->out = values + i * t->value_size;
+        it->from = 0;
+        it->step = MPIDHT_LOOK_NONE;
+        mpidht_locate(t, it->key, &it->addr, 1);
+        prefetch(t, t->node_base[it->addr.rank], &it->addr, 0, l->data_offset, l->data_size);
+    }
+    mpidht_status_t st = MPIDHT_OK;
+    if (!t->ops->lock_per_target)
+        st = look_items(t, items, n, -1);
+    /* Coarse: one target at a time, ascending, under its lock word, as
+     * mpidht_engine_run takes them. */
+    for (int rank = -1; t->ops->lock_per_target && st == MPIDHT_OK;) {
+        bool exclusive;
+        if ((rank = next_target(items, n, rank, &exclusive)) < 0)
+            break;
+        if ((st = lock_target(t, rank, false)) != MPIDHT_OK)
+            break;
+        st = look_items(t, items, n, rank);
+        mpidht_status_t unlocked = unlock_target(t, rank, false);
+        st = st != MPIDHT_OK ? st : unlocked;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        mpidht_item_t *it = &items[i];
+        it->hit = it->step == MPIDHT_LOOK_HIT;
+        it->done = it->step != MPIDHT_LOOK_TORN;
+        it->status = it->hit ? MPIDHT_OK : MPIDHT_NOT_FOUND;
+    }
+    /* As after a lone read (mpidht_engine_read_alone). */
+    t->engine->sync_pending = pending;
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    return st;
+}
+
+mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
+                                         const void *key, void *out, mpidht_look_t *look,
+                                         unsigned *from)
+{
+    *look = MPIDHT_LOOK_NONE;
+    *from = 0;
+    if (!mpidht_engine_looks(t))
+        return MPIDHT_OK;
+    enter_direct(t);
+    bool pending = t->engine->sync_pending; /* another call's: kept */
+    unsigned char *base = t->node_base[addr->rank];
+    const mpidht_layout_t *l = &t->layout;
+    /* Every candidate's lines asked for, the first's first: a miss then
+     * costs one memory latency, and the first candidate's miss, with
+     * others in flight, came sooner here (benchmarks.md); asking only for
+     * the others' meta bytes and keys made a hit past the first candidate
+     * wait for its value's lines. */
+    mpidht_address_need(addr, 1);
+    prefetch(t, base, addr, 0, l->data_offset, l->data_size);
+    mpidht_address_need(addr, addr->count);
+    for (unsigned c = 1; c < addr->count; ++c)
+        prefetch(t, base, addr, c, l->data_offset, l->data_size);
+    mpidht_status_t st = MPIDHT_OK;
+    if (!t->ops->lock_per_target) {
+        *look = look_at(t, base, addr, key, out, 0, addr->count, from, &st);
+    } else if ((st = lock_target(t, addr->rank, false)) == MPIDHT_OK) {
+        /* coarse: under the target's lock */
+        *look = look_at(t, base, addr, key, out, 0, addr->count, from, &st);
+        mpidht_status_t unlocked = unlock_target(t, addr->rank, false);
+        st = st != MPIDHT_OK ? st : unlocked;
+    }
+    /* Loads, and at most the recency word's atomic compare-and-swap (and
+     * a coarse target's lock word, closed by its own MPI_Win_sync): a
+     * release fence orders them before whatever the caller does next (a
+     * barrier, a message), the one order MPI_Win_sync would add here. */
+    t->engine->sync_pending = pending;
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    return st;
 }
 
 /* Coarse, one-sided: every target of the items locked first, ascending
@@ -674,14 +776,15 @@ mpidht_status_t mpidht_issue_get_data(mpidht_t *t, mpidht_item_t *it, unsigned f
     unsigned char *base = direct_base(t, it->addr.rank);
     if (!base || it->op != MPIDHT_OP_READ || it->alone)
         return mpidht_issue_get(t, it, first, n, l->data_offset, l->data_size);
-    /* A read of a batch on a direct table, as the lone read looks: the
+    /* A read of a batch on a direct table (the fine protocol's: the
+     * others look without the engine, look_at), as a look goes: the
      * first candidate copied; past it, a bucket whose meta byte and key,
      * looked at in place, do not hold the key is not copied but marked
      * empty in its copy (meta byte 0), which is all a copy of it would
      * tell the protocol (protocol_lockfree.c says why a byte read in place
-     * serves as one copied; under the fine and coarse locks nothing
-     * changes). A read alone, whose candidates were all asked for whole at
-     * its start, copies them: looking in place measured slower there
+     * serves as one copied; under the fine reader registration nothing
+     * changes). A read alone, whose candidates were all asked for whole
+     * at its start, copies them: looking in place measured slower there
      * (docs/benchmarks.md). */
     for (unsigned c = first; c < first + n; ++c) {
         unsigned char *at = base + mpidht_bucket_disp(t, mpidht_candidate(&it->addr, c));

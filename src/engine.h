@@ -7,11 +7,13 @@
  * direct table (all processes on one node, table.h) the same operations
  * are loads, stores and processor atomics on the shared window, complete
  * when issued; a call's accesses begin after an acquire fence and each
- * round ends with one MPI_Win_sync (engine.c). A lone read there,
- * where the protocol reads without locks, first looks at its candidates
- * without an item (mpidht_engine_read_alone): a hit or a miss, the usual
- * cases, costs no item and no round; only a torn copy of the key goes on
- * through the engine. Internal.
+ * round ends with one MPI_Win_sync (engine.c). Reads there, where the
+ * protocol reads without locks (lock-free) or under one lock per target
+ * (coarse), look at their candidates without the engine's rounds
+ * (mpidht_engine_read_alone, mpidht_engine_read_looks): a hit or a miss,
+ * the usual cases, costs no item and no round; only a torn copy of the
+ * key goes on through the engine.
+ * Internal.
  *
  * Items of a write, update or remove batch whose candidate buckets
  * overlap must not run at the same time (the outcome would depend on the
@@ -121,23 +123,30 @@ mpidht_item_t *mpidht_engine_item(mpidht_t *t, size_t i, mpidht_op_t op, size_t 
                                   const unsigned char *key, const unsigned char *value,
                                   unsigned char *out, const mpidht_address_t *addr);
 
-/* What a lone read's look did (mpidht_engine_read_alone). */
+/* What a read's look did (mpidht_engine_read_alone, and
+ * mpidht_engine_read_looks in each item's step). */
 typedef enum mpidht_look {
-    MPIDHT_LOOK_NONE, /* none taken (not direct, another protocol) */
+    MPIDHT_LOOK_NONE, /* none taken (another table), or looking on past the
+                       * first candidate */
     MPIDHT_LOOK_HIT,  /* the answer: the value is out */
     MPIDHT_LOOK_MISS, /* the answer: no candidate's copy holds the key */
-    MPIDHT_LOOK_TORN  /* the copy of the key at candidate *from was torn:
+    MPIDHT_LOOK_TORN  /* the copy of the key at candidate `from` was torn:
                        * the engine reads on from there (item.from) */
 } mpidht_look_t;
 
+/* Whether reads look at their buckets without the engine's rounds: on a
+ * direct table whose protocol reads without locks (lock-free) or under
+ * one lock per target (coarse). */
+bool mpidht_engine_looks(const mpidht_t *t);
+
 /* A lone read (mpidht_read) of key, located at addr, the engine reserved:
- * where the table is direct and its protocol reads without locks
- * (lock-free), the read without an item, as lockfree_advance would take
- * its rounds: every candidate's lines asked for (the first's first),
- * then each candidate in turn copied (the first), or copied where its
- * meta byte and key, looked at in place, hold the key (the others); a
- * candidate or copy without the key is passed by, the first copy
- * holding it ends the look: the answer if intact (value to
+ * where mpidht_engine_looks, the read without an item, as
+ * lockfree_advance or coarse_advance would take its rounds (coarse: under
+ * the target's lock word). Every candidate's lines are asked for (the
+ * first's first), then each candidate in turn copied (the first), or
+ * copied where its meta byte and key, looked at in place, hold the key
+ * (the others); a candidate or copy without the key is passed by, the
+ * first copy holding it ends the look: the answer if intact (value to
  * out, the bucket's recency refreshed as mpidht_read_hit does), else torn
  * (*from: its candidate; 0 otherwise). *look says which (out is written
  * on a hit only); addr has every candidate derived; the loads are ordered
@@ -146,6 +155,24 @@ typedef enum mpidht_look {
 mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
                                          const void *key, void *out, mpidht_look_t *look,
                                          unsigned *from);
+
+/* The reads of a batch, keys[0..n) (rows row.. of the caller's; values:
+ * where their values go, value_size apart), where mpidht_engine_looks,
+ * the engine reserved for n items; they look as a lone read looks, but
+ * all together. Each key is located into items[i] (its op, row, key,
+ * out, from and addr set; the rest as it was) and its first candidate's
+ * lines asked for, all keys before any is looked at; then, at once
+ * (lock-free) or under each target's lock word in ascending order
+ * (coarse, as mpidht_engine_run takes them), each key's first candidate
+ * is looked at, then the other candidates of those it did not answer,
+ * their lines asked for together. An item is then done (status
+ * MPIDHT_OK and hit, or MPIDHT_NOT_FOUND; out is written on a hit only),
+ * or, where its copy was torn, not done, with from its candidate: the
+ * engine reads on from there. The loads are ordered before what the
+ * caller does next. MPIDHT_OK, or the error of an MPI call (items then
+ * unfinished). */
+mpidht_status_t mpidht_engine_read_looks(mpidht_t *t, size_t n, const unsigned char *keys,
+                                         unsigned char *values, size_t row);
 
 /* Starts a new run of disjoint items; mpidht_engine_claim then claims the
  * candidate buckets of an item for it, or returns false (claiming nothing)

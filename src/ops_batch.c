@@ -60,10 +60,47 @@ _Static_assert(sizeof(mpidht_write_outcome_t) == sizeof(int) &&
                    sizeof(mpidht_update_outcome_t) == sizeof(int),
                "outcomes are reported as int");
 
+/* Reads rows [first, first + n) by looking at their buckets
+ * (mpidht_engine_read_looks); the reads a torn copy left unanswered then
+ * run through the engine, from the candidate where it was torn. */
+static mpidht_status_t look_chunk(mpidht_t *t, const batch_call_t *call, size_t first,
+                                  size_t n, mpidht_status_t *row_error)
+{
+    mpidht_status_t st = mpidht_engine_read_looks(
+        t, n, call->keys + first * t->key_size, call->values_out + first * t->value_size,
+        first);
+    if (st != MPIDHT_OK)
+        return st;
+    mpidht_item_t *items = t->engine->items;
+    size_t torn = 0;
+    for (size_t i = 0; i < n; ++i) {
+        mpidht_item_t *it = &items[i];
+        if (it->done) {
+            report(t, call, it, 1, row_error);
+            continue;
+        }
+        /* Moved down to the front: items[torn] is done or is it. */
+        size_t row = it->row;
+        unsigned from = it->from;
+        mpidht_address_t addr = it->addr;
+        mpidht_engine_item(t, torn, MPIDHT_OP_READ, row, it->key, NULL, it->out, &addr)->from =
+            from;
+        ++torn;
+    }
+    if (torn == 0)
+        return MPIDHT_OK;
+    st = mpidht_engine_run(t, items, torn);
+    if (st == MPIDHT_OK)
+        report(t, call, items, torn, row_error);
+    return st;
+}
+
 /* Rows [first, first + n) of the call: one chunk. */
 static mpidht_status_t run_chunk(mpidht_t *t, const batch_call_t *call, size_t first,
                                  size_t n, mpidht_status_t *row_error)
 {
+    if (call->op == MPIDHT_OP_READ && mpidht_engine_looks(t))
+        return look_chunk(t, call, first, n, row_error);
     for (size_t i = 0; i < n; ++i) {
         size_t row = first + i;
         mpidht_engine_item(

@@ -18,8 +18,8 @@ typedef struct mpidht_protocol_ops {
      * MPI_Win_lock_all epoch that open and close start and end. */
     bool lock_per_target;
     /* Lock-free: a read takes no lock and writes nothing a reader sees, so
-     * a lone read on a direct table may look at its candidates before it
-     * has an item (mpidht_engine_read_alone). */
+     * reads on a direct table look at their candidates without the
+     * engine's rounds (mpidht_engine_read_looks). */
     bool reads_unlocked;
     mpidht_status_t (*open)(mpidht_t *t);
     mpidht_status_t (*close)(mpidht_t *t);
