@@ -432,23 +432,57 @@ static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, in
     return flush_dirty(t);
 }
 
+/* The lock word of candidate c of addr in base (the fine protocol's
+ * readers register there). */
+static int64_t *direct_lock(const mpidht_t *t, unsigned char *base, const mpidht_address_t *addr,
+                            unsigned c)
+{
+    return direct_word(base, mpidht_bucket_disp(t, mpidht_candidate(addr, c)) +
+                                 (MPI_Aint)t->layout.lock_offset);
+}
+
+/* Takes back the fine protocol's reader registrations on candidates
+ * [first, last). */
+static void leave_readers(const mpidht_t *t, unsigned char *base, const mpidht_address_t *addr,
+                          unsigned first, unsigned last)
+{
+    for (unsigned c = first; c < last; ++c)
+        __atomic_fetch_sub(direct_lock(t, base, addr, c), 1, __ATOMIC_SEQ_CST);
+}
+
 /* Looks at candidates [first, last) of addr (derived, their lines asked
- * for) for key where they lie in base, as lockfree_advance and
- * coarse_advance take them: each candidate in turn copied (the first), or
- * copied where its meta byte and key, looked at in place, hold the key
- * (the others). The key before the checksum: a bucket seen without the
- * key, torn or not, is passed by without one (lockfree_advance says why:
- * a byte that differs was read while the bucket did not hold the key, in
- * place as in a copy); the first copy with it ends the look: a hit if
- * intact (the value to out, the recency refreshed as mpidht_read_hit
- * does), else torn (*from: its candidate). A miss if none holds it. */
+ * for) for key where they lie in base, as lockfree_advance, fine_advance
+ * and coarse_advance take them (registers: a fine read, registered as a
+ * reader of each, as fine_issue registers; where a registration shows a writer
+ * bit, all are taken back and the look is busy: *from = first). Each
+ * candidate in turn is copied (the first), or copied where its meta byte
+ * and key, looked at in place, hold the key (the others). The key before
+ * the checksum: a bucket seen without the key, torn or not, is passed by
+ * without one (lockfree_advance says why: a byte that differs was read
+ * while the bucket did not hold the key, in place as in a copy); the
+ * first copy with it ends the look: a hit if intact (the value to out,
+ * the recency refreshed as mpidht_read_hit does), else torn (*from: its
+ * candidate). A miss if none holds it. */
 static inline __attribute__((always_inline)) mpidht_look_t
-look_at(mpidht_t *t, unsigned char *base, const mpidht_address_t *addr,
-                             const void *key, void *out, unsigned first, unsigned last,
-                             unsigned *from, mpidht_status_t *st)
+look_at(mpidht_t *t, unsigned char *base, const mpidht_address_t *addr, const void *key,
+        void *out, unsigned first, unsigned last, bool registers, unsigned *from,
+        mpidht_status_t *st)
 {
     const mpidht_layout_t *l = &t->layout;
+    if (registers) {
+        bool busy = false;
+        for (unsigned c = first; c < last; ++c)
+            busy |= __atomic_fetch_add(direct_lock(t, base, addr, c), 1, __ATOMIC_SEQ_CST) >=
+                    MPIDHT_FINE_EXCLUSIVE;
+        if (busy) {
+            leave_readers(t, base, addr, first, last);
+            t->stats.lock_retries++; /* the wait the engine's read takes next */
+            *from = first;
+            return MPIDHT_LOOK_BUSY;
+        }
+    }
     unsigned char *b = t->engine->slots;
+    mpidht_look_t look = MPIDHT_LOOK_MISS;
     for (unsigned c = first; c < last; ++c) {
         unsigned char *at = base + mpidht_bucket_disp(t, mpidht_candidate(addr, c));
         if (c > 0 && !mpidht_bucket_holds(t, at, key))
@@ -457,15 +491,22 @@ look_at(mpidht_t *t, unsigned char *base, const mpidht_address_t *addr,
         if (!mpidht_bucket_holds(t, b, key))
             continue;
         if (!mpidht_bucket_intact(t, b)) {
-            t->stats.checksum_retries++; /* as lockfree_advance counts it */
+            /* As lockfree_advance counts it, with the wait it takes (the
+             * engine's read, from here, starts with its copy again). */
+            t->stats.checksum_retries++;
+            t->stats.lock_retries++;
             *from = c;
-            return MPIDHT_LOOK_TORN;
+            look = MPIDHT_LOOK_TORN;
+        } else {
+            memcpy(out, mpidht_bucket_value(t, b), t->value_size);
+            *st = mpidht_refresh(t, addr, c);
+            look = MPIDHT_LOOK_HIT;
         }
-        memcpy(out, mpidht_bucket_value(t, b), t->value_size);
-        *st = mpidht_refresh(t, addr, c);
-        return MPIDHT_LOOK_HIT;
+        break;
     }
-    return MPIDHT_LOOK_MISS;
+    if (registers)
+        leave_readers(t, base, addr, first, last);
+    return look;
 }
 
 /* The coarse protocol's lock of rank's buckets: MPI_Win_lock, or on a
@@ -489,7 +530,10 @@ static mpidht_status_t lock_target(mpidht_t *t, int rank, bool exclusive)
     }
     while (exclusive && __atomic_load_n(word, __ATOMIC_SEQ_CST) != MPIDHT_FINE_EXCLUSIVE)
         back_off(t, ++attempts);
-    return mpidht_mpi_status(MPI_Win_sync(t->win));
+    mpidht_status_t st = mpidht_mpi_status(MPI_Win_sync(t->win));
+    if (st != MPIDHT_OK) /* not taken, then: nothing holds it */
+        __atomic_fetch_sub(word, add, __ATOMIC_SEQ_CST);
+    return st;
 }
 
 static mpidht_status_t unlock_target(mpidht_t *t, int rank, bool exclusive)
@@ -523,7 +567,7 @@ static int next_target(const mpidht_item_t *items, size_t n, int after, bool *ex
 
 bool mpidht_engine_looks(const mpidht_t *t)
 {
-    return t->direct && (t->ops->reads_unlocked || t->ops->lock_per_target);
+    return t->direct;
 }
 
 /* The first candidate of each of items[0..n) whose target is rank (all
@@ -540,7 +584,8 @@ static mpidht_status_t look_items(mpidht_t *t, mpidht_item_t *items, size_t n, i
         if (rank >= 0 && it->addr.rank != rank)
             continue;
         unsigned char *base = t->node_base[it->addr.rank];
-        mpidht_look_t look = look_at(t, base, &it->addr, it->key, it->out, 0, 1, &it->from, &st);
+        mpidht_look_t look = look_at(t, base, &it->addr, it->key, it->out, 0, 1,
+                                     t->ops->reads_register, &it->from, &st);
         it->step = look;
         if (look == MPIDHT_LOOK_MISS && it->addr.count > 1) {
             mpidht_address_need(&it->addr, it->addr.count);
@@ -554,7 +599,7 @@ static mpidht_status_t look_items(mpidht_t *t, mpidht_item_t *items, size_t n, i
         mpidht_item_t *it = &items[i];
         if ((rank < 0 || it->addr.rank == rank) && it->step == MPIDHT_LOOK_NONE)
             it->step = look_at(t, t->node_base[it->addr.rank], &it->addr, it->key, it->out,
-                               1, it->addr.count, &it->from, &st);
+                               1, it->addr.count, t->ops->reads_register, &it->from, &st);
     }
     return st;
 }
@@ -595,7 +640,8 @@ mpidht_status_t mpidht_engine_read_looks(mpidht_t *t, size_t n, const unsigned c
     for (size_t i = 0; i < n; ++i) {
         mpidht_item_t *it = &items[i];
         it->hit = it->step == MPIDHT_LOOK_HIT;
-        it->done = it->step != MPIDHT_LOOK_TORN;
+        it->done = st == MPIDHT_OK && it->step != MPIDHT_LOOK_TORN &&
+                   it->step != MPIDHT_LOOK_BUSY;
         it->status = it->hit ? MPIDHT_OK : MPIDHT_NOT_FOUND;
     }
     /* As after a lone read (mpidht_engine_read_alone). */
@@ -627,11 +673,15 @@ mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
     for (unsigned c = 1; c < addr->count; ++c)
         prefetch(t, base, addr, c, l->data_offset, l->data_size);
     mpidht_status_t st = MPIDHT_OK;
-    if (!t->ops->lock_per_target) {
-        *look = look_at(t, base, addr, key, out, 0, addr->count, from, &st);
+    if (!t->ops->lock_per_target && !t->ops->reads_register) {
+        *look = look_at(t, base, addr, key, out, 0, addr->count, false, from, &st);
+    } else if (t->ops->reads_register) { /* fine: the first candidate, then the others */
+        *look = look_at(t, base, addr, key, out, 0, 1, true, from, &st);
+        if (*look == MPIDHT_LOOK_MISS && addr->count > 1)
+            *look = look_at(t, base, addr, key, out, 1, addr->count, true, from, &st);
     } else if ((st = lock_target(t, addr->rank, false)) == MPIDHT_OK) {
         /* coarse: under the target's lock */
-        *look = look_at(t, base, addr, key, out, 0, addr->count, from, &st);
+        *look = look_at(t, base, addr, key, out, 0, addr->count, false, from, &st);
         mpidht_status_t unlocked = unlock_target(t, addr->rank, false);
         st = st != MPIDHT_OK ? st : unlocked;
     }
@@ -776,16 +826,16 @@ mpidht_status_t mpidht_issue_get_data(mpidht_t *t, mpidht_item_t *it, unsigned f
     unsigned char *base = direct_base(t, it->addr.rank);
     if (!base || it->op != MPIDHT_OP_READ || it->alone)
         return mpidht_issue_get(t, it, first, n, l->data_offset, l->data_size);
-    /* A read of a batch on a direct table (the fine protocol's: the
-     * others look without the engine, look_at), as a look goes: the
-     * first candidate copied; past it, a bucket whose meta byte and key,
-     * looked at in place, do not hold the key is not copied but marked
-     * empty in its copy (meta byte 0), which is all a copy of it would
-     * tell the protocol (protocol_lockfree.c says why a byte read in place
-     * serves as one copied; under the fine reader registration nothing
-     * changes). A read alone, whose candidates were all asked for whole
-     * at its start, copies them: looking in place measured slower there
-     * (docs/benchmarks.md). */
+    /* A read on a direct table that a look handed on (a torn copy, a
+     * writer met) and that runs with others, as a look goes: the first
+     * candidate copied; past it, a bucket whose meta byte and key, looked
+     * at in place, do not hold the key is not copied but marked empty in
+     * its copy (meta byte 0), which is all a copy of it would tell the
+     * protocol (protocol_lockfree.c says why a byte read in place serves
+     * as one copied; under the fine reader registration and the coarse
+     * lock nothing changes). A read alone, whose candidates were all
+     * asked for whole at its start, copies them: looking in place
+     * measured slower there (docs/benchmarks.md). */
     for (unsigned c = first; c < first + n; ++c) {
         unsigned char *at = base + mpidht_bucket_disp(t, mpidht_candidate(&it->addr, c));
         unsigned char *slot = mpidht_slot(t, it->slots, c);

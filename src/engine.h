@@ -7,12 +7,11 @@
  * direct table (all processes on one node, table.h) the same operations
  * are loads, stores and processor atomics on the shared window, complete
  * when issued; a call's accesses begin after an acquire fence and each
- * round ends with one MPI_Win_sync (engine.c). Reads there, where the
- * protocol reads without locks (lock-free) or under one lock per target
- * (coarse), look at their candidates without the engine's rounds
+ * round ends with one MPI_Win_sync (engine.c). Reads there look at their
+ * candidates without the engine's items and rounds
  * (mpidht_engine_read_alone, mpidht_engine_read_looks): a hit or a miss,
- * the usual cases, costs no item and no round; only a torn copy of the
- * key goes on through the engine.
+ * the usual cases, costs no item and no round; only a read that met a
+ * torn copy of its key, or a writer, goes on through the engine.
  * Internal.
  *
  * Items of a write, update or remove batch whose candidate buckets
@@ -126,32 +125,39 @@ mpidht_item_t *mpidht_engine_item(mpidht_t *t, size_t i, mpidht_op_t op, size_t 
 /* What a read's look did (mpidht_engine_read_alone, and
  * mpidht_engine_read_looks in each item's step). */
 typedef enum mpidht_look {
-    MPIDHT_LOOK_NONE, /* none taken (another table), or looking on past the
-                       * first candidate */
+    MPIDHT_LOOK_NONE, /* none taken (not a direct table), or looking on
+                       * past the first candidate */
     MPIDHT_LOOK_HIT,  /* the answer: the value is out */
     MPIDHT_LOOK_MISS, /* the answer: no candidate's copy holds the key */
-    MPIDHT_LOOK_TORN  /* the copy of the key at candidate `from` was torn:
+    MPIDHT_LOOK_TORN, /* the copy of the key at candidate `from` was torn:
                        * the engine reads on from there (item.from) */
+    MPIDHT_LOOK_BUSY  /* fine: a writer held a candidate from `from` on:
+                       * the engine reads on from there, waiting */
 } mpidht_look_t;
 
-/* Whether reads look at their buckets without the engine's rounds: on a
- * direct table whose protocol reads without locks (lock-free) or under
- * one lock per target (coarse). */
+/* Whether reads look at their buckets without the engine's items and
+ * rounds: on a direct table (every protocol: lock-free reads take no
+ * lock, fine ones register as readers of the buckets they look at, coarse
+ * ones hold the target's lock word). */
 bool mpidht_engine_looks(const mpidht_t *t);
 
 /* A lone read (mpidht_read) of key, located at addr, the engine reserved:
  * where mpidht_engine_looks, the read without an item, as
- * lockfree_advance or coarse_advance would take its rounds (coarse: under
- * the target's lock word). Every candidate's lines are asked for (the
- * first's first), then each candidate in turn copied (the first), or
- * copied where its meta byte and key, looked at in place, hold the key
- * (the others); a candidate or copy without the key is passed by, the
- * first copy holding it ends the look: the answer if intact (value to
- * out, the bucket's recency refreshed as mpidht_read_hit does), else torn
- * (*from: its candidate; 0 otherwise). *look says which (out is written
- * on a hit only); addr has every candidate derived; the loads are ordered
- * before what the caller does next. MPIDHT_OK, or the error of an MPI
- * call. */
+ * lockfree_advance, fine_advance or coarse_advance would take its rounds
+ * (fine: registered as a reader of the candidates it looks at, the first
+ * then the others; coarse: under the target's lock word). Every
+ * candidate's lines are asked for (the first's first), then each
+ * candidate in turn copied (the first), or copied where its meta byte and
+ * key, looked at in place, hold the key (the others); a candidate or copy
+ * without the key is passed by, the first copy holding it ends the look:
+ * the answer if intact (value to out, the bucket's recency refreshed as
+ * mpidht_read_hit does), else torn. Busy (fine): a registration showed a
+ * writer bit, and all were taken back. Torn or busy, *from is the
+ * candidate the engine reads on from (0 otherwise), and a lock retry is
+ * counted for the wait the engine's read would have taken. *look says
+ * which (out is written on a hit only); addr has every candidate derived;
+ * the loads are ordered before what the caller does next. MPIDHT_OK, or
+ * the error of an MPI call. */
 mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
                                          const void *key, void *out, mpidht_look_t *look,
                                          unsigned *from);
@@ -160,17 +166,17 @@ mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
  * where their values go, value_size apart), where mpidht_engine_looks,
  * the engine reserved for n items; they look as a lone read looks, but
  * all together. Each key is located into items[i] (its op, row, key,
- * out, from and addr set; the rest as it was) and its first candidate's
- * lines asked for, all keys before any is looked at; then, at once
- * (lock-free) or under each target's lock word in ascending order
- * (coarse, as mpidht_engine_run takes them), each key's first candidate
- * is looked at, then the other candidates of those it did not answer,
- * their lines asked for together. An item is then done (status
- * MPIDHT_OK and hit, or MPIDHT_NOT_FOUND; out is written on a hit only),
- * or, where its copy was torn, not done, with from its candidate: the
- * engine reads on from there. The loads are ordered before what the
- * caller does next. MPIDHT_OK, or the error of an MPI call (items then
- * unfinished). */
+ * out, from and addr set; its step, hit, done and status below; the
+ * rest as it was) and its first candidate's lines asked for, all keys
+ * before any is looked at; then, at once (lock-free, fine) or under each
+ * target's lock word in ascending order (coarse, as mpidht_engine_run
+ * takes them), each key's first candidate is looked at, then the other
+ * candidates of those it did not answer, their lines asked for together.
+ * An item is then done (status MPIDHT_OK and hit, or MPIDHT_NOT_FOUND;
+ * out is written on a hit only), or, where its copy was torn or its
+ * candidates busy, not done, with from the candidate the engine reads on
+ * from. The loads are ordered before what the caller does next.
+ * MPIDHT_OK, or the error of an MPI call (no item done then). */
 mpidht_status_t mpidht_engine_read_looks(mpidht_t *t, size_t n, const unsigned char *keys,
                                          unsigned char *values, size_t row);
 

@@ -50,7 +50,7 @@ mpidht_status_t mpidht_read(mpidht_t *table, const void *key, void *value)
     st = mpidht_engine_read_alone(table, &addr, key, value, &look, &from);
     if (st != MPIDHT_OK)
         return st;
-    if (look == MPIDHT_LOOK_NONE || look == MPIDHT_LOOK_TORN)
+    if (look == MPIDHT_LOOK_NONE || look == MPIDHT_LOOK_TORN || look == MPIDHT_LOOK_BUSY)
         return run_one(table, MPIDHT_OP_READ, key, NULL, value, NULL, &addr, from);
     mpidht_count_read(&table->stats, look == MPIDHT_LOOK_HIT);
     return look == MPIDHT_LOOK_HIT ? MPIDHT_OK : MPIDHT_NOT_FOUND;

@@ -17,10 +17,11 @@ typedef struct mpidht_protocol_ops {
      * MPI_Win_lock of that target's window. The others run inside one
      * MPI_Win_lock_all epoch that open and close start and end. */
     bool lock_per_target;
-    /* Lock-free: a read takes no lock and writes nothing a reader sees, so
-     * reads on a direct table look at their candidates without the
-     * engine's rounds (mpidht_engine_read_looks). */
-    bool reads_unlocked;
+    /* Fine: a read registers as a reader of each bucket it reads (adds 1
+     * to its lock word); on a direct table, where reads look at their
+     * candidates without the engine (mpidht_engine_read_looks), a look
+     * does the same. */
+    bool reads_register;
     mpidht_status_t (*open)(mpidht_t *t);
     mpidht_status_t (*close)(mpidht_t *t);
 
@@ -55,8 +56,9 @@ mpidht_status_t mpidht_read_hit(mpidht_t *t, mpidht_item_t *it, unsigned c);
  * where each round is a network round trip (a miss then costs one
  * round); on this node the first alone (a hit is usually there, and a
  * round costs little), then the rest. A scan gets all. A read whose
- * first candidates were seen without its key (item.from > 0: the lone
- * read's first look) gets all the others at once. */
+ * first candidates were seen without its key (item.from > 0: a look
+ * before it, mpidht_engine_read_alone or _read_looks) gets all the
+ * others at once. */
 void mpidht_read_start(const mpidht_t *t, mpidht_item_t *it);
 
 /* Moves a read on after its candidates [first, first + count) held no

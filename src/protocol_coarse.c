@@ -1,10 +1,11 @@
 /*
- * Coarse-grained protocol (paper 000, section 3.1): the engine runs every
- * operation on a target inside a lock of that target's whole window,
- * shared when only reads go there, exclusive otherwise; under it every
- * bucket fetched is whole and no one else writes. The lock is
- * MPI_Win_lock, or on a direct table (all processes on one node) a word
- * of the window taken with processor atomics (engine.c).
+ * Coarse-grained protocol (paper 000, section 3.1): every operation on a
+ * target runs inside a lock of that target's whole window, shared when
+ * only reads go there, exclusive otherwise; under it every bucket fetched
+ * is whole and no one else writes. The lock is MPI_Win_lock, or on a
+ * direct table (all processes on one node) a word of the window taken
+ * with processor atomics (engine.c), under which reads there look at
+ * their buckets without the engine's items (mpidht_engine_read_looks).
  */
 #include "bucket.h"
 #include "protocol.h"

@@ -92,6 +92,7 @@ static mpidht_status_t fine_advance(mpidht_t *t, mpidht_item_t *it)
 const mpidht_protocol_ops_t mpidht_protocol_fine = {
     .id = MPIDHT_PROTOCOL_FINE,
     .lock_per_target = false,
+    .reads_register = true,
     .open = mpidht_epoch_lock_all,
     .close = mpidht_epoch_unlock_all,
     .start = fine_start,

@@ -87,7 +87,6 @@ static mpidht_status_t lockfree_advance(mpidht_t *t, mpidht_item_t *it)
 const mpidht_protocol_ops_t mpidht_protocol_lockfree = {
     .id = MPIDHT_PROTOCOL_LOCKFREE,
     .lock_per_target = false,
-    .reads_unlocked = true,
     .open = mpidht_epoch_lock_all,
     .close = mpidht_epoch_unlock_all,
     .start = lockfree_start,
