@@ -217,8 +217,8 @@ typedef enum mpidht_protocol {
  * loads, stores and the processor's 8-byte atomics, through the addresses
  * MPI_Win_shared_query gives, instead of one-sided calls. Each call's
  * accesses begin after an acquire fence and each round of them ends with
- * MPI_Win_sync (reads of lock-free and coarse tables, which only load
- * and at most raise recency words atomically, with a release fence): the
+ * MPI_Win_sync (reads, which only load and change lock and recency
+ * words atomically, with a release fence): the
  * memory barriers MPI asks for between them and whatever synchronisation
  * (a barrier, a message) the caller does before and after the call, so
  * what one process wrote before such a synchronisation is what another

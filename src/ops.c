@@ -40,9 +40,9 @@ mpidht_status_t mpidht_read(mpidht_t *table, const void *key, void *value)
     mpidht_status_t st = check_call(table, key, value);
     if (st != MPIDHT_OK)
         return st;
-    /* Located once, for the engine too where a look does not answer
-     * (another protocol, or reading on from the candidate whose copy was
-     * torn). */
+    /* Located once, for the engine too where a look does not answer (not
+     * a direct table, or reading on from the candidate whose copy was
+     * torn or where a writer was met). */
     mpidht_address_t addr;
     mpidht_look_t look;
     unsigned from;

@@ -61,8 +61,9 @@ _Static_assert(sizeof(mpidht_write_outcome_t) == sizeof(int) &&
                "outcomes are reported as int");
 
 /* Reads rows [first, first + n) by looking at their buckets
- * (mpidht_engine_read_looks); the reads a torn copy left unanswered then
- * run through the engine, from the candidate where it was torn. */
+ * (mpidht_engine_read_looks); the reads a look handed on (a torn copy, a
+ * writer met) then run through the engine, from the candidate where it
+ * stopped. */
 static mpidht_status_t look_chunk(mpidht_t *t, const batch_call_t *call, size_t first,
                                   size_t n, mpidht_status_t *row_error)
 {
@@ -72,26 +73,26 @@ static mpidht_status_t look_chunk(mpidht_t *t, const batch_call_t *call, size_t 
     if (st != MPIDHT_OK)
         return st;
     mpidht_item_t *items = t->engine->items;
-    size_t torn = 0;
+    size_t handed = 0;
     for (size_t i = 0; i < n; ++i) {
         mpidht_item_t *it = &items[i];
         if (it->done) {
             report(t, call, it, 1, row_error);
             continue;
         }
-        /* Moved down to the front: items[torn] is done or is it. */
+        /* Moved down to the front: items[handed] is done or is it. */
         size_t row = it->row;
         unsigned from = it->from;
         mpidht_address_t addr = it->addr;
-        mpidht_engine_item(t, torn, MPIDHT_OP_READ, row, it->key, NULL, it->out, &addr)->from =
-            from;
-        ++torn;
+        mpidht_engine_item(t, handed, MPIDHT_OP_READ, row, it->key, NULL, it->out, &addr)
+            ->from = from;
+        ++handed;
     }
-    if (torn == 0)
+    if (handed == 0)
         return MPIDHT_OK;
-    st = mpidht_engine_run(t, items, torn);
+    st = mpidht_engine_run(t, items, handed);
     if (st == MPIDHT_OK)
-        report(t, call, items, torn, row_error);
+        report(t, call, items, handed, row_error);
     return st;
 }
 

@@ -7,10 +7,14 @@
  *           bucket or waits for its readers), the reader takes its 1 back,
  *           backs off and tries again, so writers are not starved. Under
  *           its registrations it gets the buckets, then subtracts its 1s
- *           (completed with the read's next flush).
+ *           (completed with the read's next flush). On a direct table a
+ *           read looks at its buckets without the engine, registered the
+ *           same way with processor atomics (engine.c, look_at); one that
+ *           meets a writer bit goes on through these steps.
  *   writer: writer.h.
  *
- * Only MPI_SUM and MPI_NO_OP ever touch a lock word.
+ * Only MPI_SUM and MPI_NO_OP (or, on a direct table, the processor's
+ * atomic add and load) ever touch a lock word.
  */
 #include "bucket.h"
 #include "protocol.h"
