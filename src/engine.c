@@ -432,13 +432,36 @@ static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, in
     return flush_dirty(t);
 }
 
+/* Where candidate c's lock word lies in its target's window. */
+static MPI_Aint lock_disp(const mpidht_t *t, const mpidht_address_t *addr, unsigned c)
+{
+    return mpidht_bucket_disp(t, mpidht_candidate(addr, c)) + (MPI_Aint)t->layout.lock_offset;
+}
+
 /* The lock word of candidate c of addr in base (the fine protocol's
  * readers register there). */
 static int64_t *direct_lock(const mpidht_t *t, unsigned char *base, const mpidht_address_t *addr,
                             unsigned c)
 {
-    return direct_word(base, mpidht_bucket_disp(t, mpidht_candidate(addr, c)) +
-                                 (MPI_Aint)t->layout.lock_offset);
+    return direct_word(base, lock_disp(t, addr, c));
+}
+
+/* A look's accesses begin after enter_direct; the MPI_Win_sync another
+ * call left pending stays pending (returned, for end_look). */
+static bool begin_look(mpidht_t *t)
+{
+    enter_direct(t);
+    return t->engine->sync_pending;
+}
+
+/* A look's accesses are loads and atomics (recency words, lock words:
+ * a coarse target's closed by its own MPI_Win_sync): a release fence
+ * orders them before whatever the caller does next (a barrier, a
+ * message), the one order MPI_Win_sync would add here. */
+static void end_look(mpidht_t *t, bool pending)
+{
+    t->engine->sync_pending = pending;
+    __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
 /* Takes back the fine protocol's reader registrations on candidates
@@ -453,8 +476,8 @@ static void leave_readers(const mpidht_t *t, unsigned char *base, const mpidht_a
 /* Looks at candidates [first, last) of addr (derived, their lines asked
  * for) for key where they lie in base, as lockfree_advance, fine_advance
  * and coarse_advance take them (registers: a fine read, registered as a
- * reader of each, as fine_issue registers; where a registration shows a writer
- * bit, all are taken back and the look is busy: *from = first). Each
+ * reader of each, as fine_issue registers; where a registration shows a
+ * writer bit, all are taken back and the look is busy: *from = first). Each
  * candidate in turn is copied (the first), or copied where its meta byte
  * and key, looked at in place, hold the key (the others). The key before
  * the checksum: a bucket seen without the key, torn or not, is passed by
@@ -571,9 +594,9 @@ bool mpidht_engine_looks(const mpidht_t *t)
 }
 
 /* The first candidate of each of items[0..n) whose target is rank (all
- * if rank < 0) looked at; then the other candidates of those it did not answer, their
- * lines asked for together first (their misses overlap, as in the
- * engine's rounds). Each item's look goes into its step. */
+ * if rank < 0) looked at; then the other candidates of those it did not
+ * answer, their lines asked for together first (their misses overlap, as
+ * in the engine's rounds). Each item's look goes into its step. */
 static mpidht_status_t look_items(mpidht_t *t, mpidht_item_t *items, size_t n, int rank)
 {
     const mpidht_layout_t *l = &t->layout;
@@ -607,8 +630,7 @@ static mpidht_status_t look_items(mpidht_t *t, mpidht_item_t *items, size_t n, i
 mpidht_status_t mpidht_engine_read_looks(mpidht_t *t, size_t n, const unsigned char *keys,
                                          unsigned char *values, size_t row)
 {
-    enter_direct(t);
-    bool pending = t->engine->sync_pending; /* another call's: kept */
+    bool pending = begin_look(t);
     const mpidht_layout_t *l = &t->layout;
     mpidht_item_t *items = t->engine->items;
     for (size_t i = 0; i < n; ++i) {
@@ -644,9 +666,7 @@ mpidht_status_t mpidht_engine_read_looks(mpidht_t *t, size_t n, const unsigned c
                    it->step != MPIDHT_LOOK_BUSY;
         it->status = it->hit ? MPIDHT_OK : MPIDHT_NOT_FOUND;
     }
-    /* As after a lone read (mpidht_engine_read_alone). */
-    t->engine->sync_pending = pending;
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    end_look(t, pending);
     return st;
 }
 
@@ -658,8 +678,7 @@ mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
     *from = 0;
     if (!mpidht_engine_looks(t))
         return MPIDHT_OK;
-    enter_direct(t);
-    bool pending = t->engine->sync_pending; /* another call's: kept */
+    bool pending = begin_look(t);
     unsigned char *base = t->node_base[addr->rank];
     const mpidht_layout_t *l = &t->layout;
     /* Every candidate's lines asked for, the first's first: a miss then
@@ -685,12 +704,7 @@ mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
         mpidht_status_t unlocked = unlock_target(t, addr->rank, false);
         st = st != MPIDHT_OK ? st : unlocked;
     }
-    /* Loads, and at most the recency word's atomic compare-and-swap (and
-     * a coarse target's lock word, closed by its own MPI_Win_sync): a
-     * release fence orders them before whatever the caller does next (a
-     * barrier, a message), the one order MPI_Win_sync would add here. */
-    t->engine->sync_pending = pending;
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    end_look(t, pending);
     return st;
 }
 
@@ -858,8 +872,7 @@ mpidht_status_t mpidht_issue_lock_fetch(mpidht_t *t, mpidht_item_t *it, unsigned
                                         const int64_t *delta)
 {
     const mpidht_address_t *a = &it->addr;
-    MPI_Aint disp =
-        mpidht_bucket_disp(t, mpidht_candidate(a, c)) + (MPI_Aint)t->layout.lock_offset;
+    MPI_Aint disp = lock_disp(t, a, c);
     unsigned char *base = direct_base(t, a->rank);
     if (base) {
         int64_t *word = direct_word(base, disp);
@@ -878,8 +891,7 @@ mpidht_status_t mpidht_issue_lock_add(mpidht_t *t, mpidht_item_t *it, unsigned c
                                       const int64_t *delta)
 {
     const mpidht_address_t *a = &it->addr;
-    MPI_Aint disp =
-        mpidht_bucket_disp(t, mpidht_candidate(a, c)) + (MPI_Aint)t->layout.lock_offset;
+    MPI_Aint disp = lock_disp(t, a, c);
     unsigned char *base = direct_base(t, a->rank);
     if (base) {
         __atomic_fetch_add((int64_t *)direct_word(base, disp), *delta, __ATOMIC_SEQ_CST);
