@@ -568,7 +568,12 @@ mpidht_status_t mpidht_local_next(mpidht_t *table, uint64_t *cursor,
  * on every process) through MPI-IO.
  * Requires: no operation on the table in flight anywhere (a collective
  *   call guarantees that when each process uses the table from one
- *   thread); the directory of path writable.
+ *   thread); the directory of path writable. With Open MPI, a path of
+ *   at most 236 bytes on up to 10 processes (one less for each further
+ *   digit of the highest rank): its MPI-IO copies the name of a file it
+ *   opens ("<path>.partial" here), with ".locktest." and the rank after
+ *   it, into 256 bytes and aborts the process where they do not fit, so
+ *   a longer path is refused (MPIDHT_ERR_FILE_IO) before MPI sees it.
  * Guarantees: the file is written as "<path>.partial", synced, and only
  *   then renamed to path, so a crash or kill at any moment leaves either
  *   the previous file at path or the complete new one. On an error the
@@ -576,7 +581,8 @@ mpidht_status_t mpidht_local_next(mpidht_t *table, uint64_t *cursor,
  *   table and its statistics are not changed. Each entry is read as
  *   mpidht_local_next reads it.
  * Returns: the same status on every process: MPIDHT_OK;
- *   MPIDHT_ERR_PATH_MISMATCH; MPIDHT_ERR_FILE_IO; or another error (a
+ *   MPIDHT_ERR_PATH_MISMATCH; MPIDHT_ERR_FILE_IO (also a path too long
+ *   for Open MPI's MPI-IO, above); or another error (a
  *   process whose own argument is bad reports it, the others
  *   MPIDHT_ERR_PEER). */
 mpidht_status_t mpidht_dump(mpidht_t *table, const char *path);
@@ -597,7 +603,9 @@ typedef struct mpidht_restore_report {
  * value sizes must match. Records are routed to the process that hosts
  * their key, which writes them into its own buckets, so no two processes
  * race for a bucket under any protocol.
- * Requires: as mpidht_dump; path the same on every process.
+ * Requires: as mpidht_dump (with Open MPI a path of at most 244 bytes
+ *   on up to 10 processes: no ".partial" here); path the same on every
+ *   process.
  * Guarantees: the whole file (header, block table and every block's
  *   checksum) is verified before anything is written: a file that is
  *   missing, of another format or version, of other sizes, truncated,
@@ -613,7 +621,8 @@ typedef struct mpidht_restore_report {
  *   file and that many entries were overwritten.
  * Returns: the same status on every process: MPIDHT_OK;
  *   MPIDHT_ERR_PATH_MISMATCH; MPIDHT_ERR_FILE_IO (cannot open or read, or
- *   not a regular file: a directory, a FIFO);
+ *   not a regular file: a directory, a FIFO, or a path too long for Open
+ *   MPI's MPI-IO);
  *   MPIDHT_ERR_FILE_FORMAT; MPIDHT_ERR_FILE_MISMATCH;
  *   MPIDHT_ERR_FILE_CORRUPT; or another error as for mpidht_dump. */
 mpidht_status_t mpidht_restore(mpidht_t *table, const char *path,

@@ -284,6 +284,9 @@ mpidht_status_t mpidht_dump(mpidht_t *table, const char *path)
                                                       : MPIDHT_OK);
     if (st == MPIDHT_OK) {
         snprintf(partial, strlen(path) + sizeof ".partial", "%s.partial", path);
+        st = mpidht_file_check_name(t, "dumping to", path, partial);
+    }
+    if (st == MPIDHT_OK) {
         st = write_file(t, partial);
         /* Only rank 0 renames or cleans up; it tells everyone how that went. */
         if (t->rank == 0) {

@@ -1,5 +1,9 @@
 #include "file_io.h"
 
+#include <string.h>
+
+#include "table.h"
+
 /* MPI counts are int: move at most this many bytes per call. */
 #define PIECE ((size_t)1 << 30)
 
@@ -46,4 +50,34 @@ mpidht_status_t mpidht_file_write_at(MPI_File fh, uint64_t offset,
      * only read. */
     return transfer(fh, offset, (unsigned char *)buf, len, write_piece,
                     MPIDHT_ERR_FILE_IO);
+}
+
+size_t mpidht_file_name_limit(MPI_Comm comm)
+{
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int length = 0, size = 1;
+    if (MPI_Get_library_version(version, &length) != MPI_SUCCESS ||
+        strncmp(version, "Open MPI", strlen("Open MPI")) != 0 ||
+        MPI_Comm_size(comm, &size) != MPI_SUCCESS)
+        return SIZE_MAX;
+    size_t digits = 1; /* of the highest rank */
+    for (int r = size - 1; r >= 10; r /= 10)
+        ++digits;
+    return 256 - 1 - (sizeof ".locktest." - 1) - digits;
+}
+
+mpidht_status_t mpidht_file_check_name(const mpidht_t *t, const char *doing,
+                                       const char *path, const char *opened)
+{
+    size_t limit = mpidht_file_name_limit(t->comm), length = strlen(opened);
+    if (length <= limit)
+        return MPIDHT_OK;
+    mpidht_set_detail(t,
+                      "%s '%s': %s: MPI-IO opens '%s%s', %zu bytes, and Open MPI's takes "
+                      "file names of at most %zu bytes here (it copies each into 256 bytes, "
+                      "a longer one aborts the process); a shorter path, e.g. a relative "
+                      "one, works",
+                      doing, path, mpidht_strerror(MPIDHT_ERR_FILE_IO),
+                      opened == path ? "" : "<path>", opened + strlen(path), length, limit);
+    return MPIDHT_ERR_FILE_IO;
 }

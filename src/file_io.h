@@ -1,6 +1,7 @@
 /*
  * MPI-IO reads and writes of any length at an explicit offset, with every
- * return code and transferred count checked. Internal.
+ * return code and transferred count checked; the file names MPI-IO can
+ * open. Internal.
  */
 #ifndef MPIDHT_FILE_IO_H
 #define MPIDHT_FILE_IO_H
@@ -9,6 +10,22 @@
 #include <stdint.h>
 
 #include "mpidht.h"
+
+/* The longest file name (bytes, without the NUL) that this MPI's MPI-IO
+ * opens on comm without harm; SIZE_MAX where no limit is known. Open
+ * MPI's ompio (4.1 here, and the later sources read) copies the name of
+ * each file it opens, with ".locktest." and the caller's rank after it,
+ * into 256 bytes while it chooses a shared file pointer component; a
+ * longer name overflows them (glibc aborts the process). */
+size_t mpidht_file_name_limit(MPI_Comm comm);
+
+/* MPIDHT_OK if `opened` (the name MPI-IO is to open for path: path, or
+ * path with a suffix) is within mpidht_file_name_limit of t's
+ * communicator; else MPIDHT_ERR_FILE_IO, on every process alike (the path
+ * is the same everywhere), with a detail that starts with `doing` and
+ * path. */
+mpidht_status_t mpidht_file_check_name(const mpidht_t *t, const char *doing,
+                                       const char *path, const char *opened);
 
 /* Reads len bytes at offset (independent I/O). MPIDHT_OK,
  * MPIDHT_ERR_FILE_IO if MPI-IO fails, MPIDHT_ERR_FILE_CORRUPT if the file

@@ -318,6 +318,8 @@ mpidht_status_t mpidht_restore(mpidht_t *table, const char *path,
     if (mine == MPIDHT_OK && report && report->struct_size <= sizeof report->struct_size)
         mine = MPIDHT_ERR_STRUCT_SIZE;
     st = mpidht_agree_path(table, "restoring from", path, mine);
+    if (st == MPIDHT_OK)
+        st = mpidht_file_check_name(table, "restoring from", path, path);
     if (st != MPIDHT_OK)
         return st;
     st = restore_file(table, path, report);
