@@ -102,6 +102,28 @@ static uint64_t python_hash(const void *key, size_t key_size, void *user_data)
     return hash;
 }
 
+/* Gets a buffer of obj with the given flags, refusing (TypeError) one
+ * whose items are Python objects: its bytes are pointers, meaningless in
+ * another process or after the objects are gone. Their code in the
+ * buffer's struct format is 'O', outside the :names: of fields. */
+static int get_plain(PyObject *obj, Py_buffer *view, int flags, const char *what)
+{
+    if (PyObject_GetBuffer(obj, view, flags | PyBUF_FORMAT) != 0)
+        return -1;
+    int in_name = 0, objects = 0;
+    for (const char *c = view->format; c && *c && !objects; ++c) {
+        in_name ^= *c == ':';
+        objects = !in_name && *c == 'O';
+    }
+    if (objects) {
+        PyErr_Format(PyExc_TypeError, "%s must hold plain numbers or bytes, not Python objects",
+                     what);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
 /* mpidht_update_fn calling the Python update function of the table in
  * user_data as fn(index, value or None) with the GIL held: a bytes-like
  * result of value_size bytes is stored, None deletes the key, the table's
@@ -129,7 +151,7 @@ static mpidht_update_action_t python_update(size_t index, const void *key, void 
         if (r == Py_None) {
             action = MPIDHT_DELETE;
         } else if (r && r != self->keep) {
-            if (PyObject_GetBuffer(r, &view, PyBUF_C_CONTIGUOUS) == 0) {
+            if (get_plain(r, &view, PyBUF_C_CONTIGUOUS, "the update function's result") == 0) {
                 if ((size_t)view.len == self->value_size) {
                     memcpy(value, view.buf, self->value_size);
                     action = MPIDHT_STORE;
@@ -408,12 +430,13 @@ static PyObject *Table_closed(TableObject *self, void *unused)
     return PyBool_FromLong(self->table == NULL);
 }
 
-/* Gets a contiguous buffer of exactly size bytes, or raises ValueError. */
+/* Gets a contiguous buffer of exactly size bytes of plain data, or raises
+ * ValueError (TypeError: see get_plain). */
 static int get_exact(PyObject *obj, Py_buffer *view, size_t size, const char *what,
                      int writable)
 {
-    if (PyObject_GetBuffer(obj, view, writable ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS
-                                               : PyBUF_C_CONTIGUOUS) != 0)
+    if (get_plain(obj, view, writable ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS
+                                      : PyBUF_C_CONTIGUOUS, what) != 0)
         return -1;
     if ((size_t)view->len != size) {
         PyErr_Format(PyExc_ValueError, "%s must be %zu bytes, got %zd", what, size,

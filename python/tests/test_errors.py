@@ -140,6 +140,29 @@ def test_bad_keys_and_values(table: mpidht.Table) -> None:
         table.remove(16)
 
 
+def test_single_keys_and_values_of_python_objects(table: mpidht.Table) -> None:
+    """An object array's bytes are pointers: refused as a key, a value or
+    an update's result, as in a batch; a structured array with a field
+    named with an O is plain data, and is taken."""
+    objects = np.array(["hello", 3.5], dtype=object)  # 16 bytes of pointers
+    with pytest.raises(TypeError, match="value must hold plain numbers or bytes"):
+        table.write(bytes(16), np.array([1.0, 2.0, "x", None], dtype=object))
+    with pytest.raises(TypeError, match="key must hold plain numbers or bytes"):
+        table.write(objects, bytes(32))
+    with pytest.raises(TypeError, match="key must hold plain numbers or bytes"):
+        table.read(objects.data)
+    with pytest.raises(TypeError, match="key must hold plain numbers or bytes"):
+        table.remove(objects)
+    table.write(bytes(16), bytes(32))
+    with pytest.raises(TypeError, match="result must hold plain numbers or bytes"):
+        table.update(bytes(16), lambda old: np.array([None] * 4, dtype=object))
+    assert table.read(bytes(16)) == bytes(32)
+    plain = np.zeros(2, dtype=[("Oxygen", "<f8"), ("O2", "<f8")])
+    plain["Oxygen"] = 1.5
+    assert table.write(plain[:1], plain) == mpidht.WriteOutcome.INSERTED
+    assert table.read(plain[:1]) == plain.tobytes()
+
+
 def test_bad_batches(table: mpidht.Table) -> None:
     keys = np.zeros((4, 16), dtype=np.uint8)
     with pytest.raises(ValueError, match="each row of keys must be 16 bytes, got 15"):
