@@ -60,7 +60,7 @@ from . import engine as phreeqc
 from .chemistry import RATES, reactants
 from .cli import (Parser, add_config_arguments, checked_on_one, ending_job_on_failure,
                   launcher_rank, parse_overrides)
-from .config import Config, load
+from .config import MAX_CELLS, Config, load
 from .errors import ConfigError
 from .flow import solve_flow
 from .measure import Comparison, compare
@@ -265,6 +265,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     problem = None
     if args.cells < 1 or args.steps < 1 or not args.time_step > 0:
         problem = "--cells and --steps must be at least 1 and --time-step positive"
+    elif args.cells > MAX_CELLS - 2:
+        problem = (f"--cells must be at most {MAX_CELLS - 2} (the column has two fixed "
+                   f"cells more, and a grid at most {MAX_CELLS} cells), got {args.cells}")
     elif not (args.tolerance > 0 and math.isfinite(args.tolerance)):
         problem = f"--tolerance must be positive and finite, got {args.tolerance!r}"
     if problem is not None:

@@ -399,8 +399,9 @@ def _build(m: Mapping[str, Mapping[str, Any]], source: Path) -> Config:
     _known(r, "run", ("package_size", "output_dir", "save_every", "overwrite", "reference"))
     _known(m["initial"], "initial", _WATER_KEYS + MINERALS)
     _known(m["injected"], "injected", _WATER_KEYS)
-    nx = _number(g, "grid", "nx", integer=True, minimum=1, maximum=100_000)
-    ny = _number(g, "grid", "ny", integer=True, minimum=1, maximum=100_000)
+    # Any shape, a 1 x n column included: only the cells are bounded.
+    nx = _number(g, "grid", "nx", integer=True, minimum=1)
+    ny = _number(g, "grid", "ny", integer=True, minimum=1)
     if nx * ny < 2:
         raise ConfigError("the grid needs at least 2 cells")
     if nx * ny > MAX_CELLS:

@@ -69,6 +69,7 @@ def test_column_refuses_bad_settings(tmp_path: Path,
     assert main(short + ["--set", "time.iterations=7"]) == 2
     assert main(short + ["--tolerance", "-1"]) == 2
     assert main(short + ["--tolerance", "nan"]) == 2
+    assert main(["--cells", "999999", "--out", str(tmp_path / "out")]) == 2
     # What would change nothing compared: the flow is set for Courant 1.
     assert main(short + ["--set", "grid.porosity=0.5"]) == 2
     assert main(short + ["--set", "flow.viscosity=2e-3"]) == 2
@@ -78,6 +79,7 @@ def test_column_refuses_bad_settings(tmp_path: Path,
         assert "cannot override 'time.iterations' for the column: set by --steps" in err
         assert "--tolerance must be positive and finite, got -1.0" in err
         assert "--tolerance must be positive and finite, got nan" in err
+        assert "--cells must be at most 999998 (the column has two fixed cells" in err
         assert ("cannot override 'grid.porosity' for the column: its flow is set for "
                 "Courant number 1") in err
         assert "cannot override 'flow.viscosity' for the column" in err

@@ -103,9 +103,12 @@ def test_impossible_digits(digits: int) -> None:
 
 def test_grid_cells_bounded() -> None:
     """At most 10^6 cells, refused before MPI (100 000 x 100 000 passed and
-    rank 0 ran out of memory while the other ranks waited)."""
+    rank 0 ran out of memory while the other ranks waited), in any shape:
+    a 1 x 10^6 column too (each axis was held to 10^5)."""
     assert load(None, {"grid.nx": 1000, "grid.ny": 1000}).nx == 1000
-    for nx, ny in ((1001, 1000), (100_000, 100_000)):
+    assert load(None, {"grid.nx": 1, "grid.ny": 1_000_000}).ny == 1_000_000
+    assert load(None, {"grid.nx": 1_000_000, "grid.ny": 1}).nx == 1_000_000
+    for nx, ny in ((1001, 1000), (100_000, 100_000), (1, 1_000_001), (2_000_000, 1)):
         with pytest.raises(ConfigError, match=re.escape(
                 f"grid.nx * grid.ny must be at most 1000000 cells, got {nx} x {ny}")):
             load(None, {"grid.nx": nx, "grid.ny": ny})
