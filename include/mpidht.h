@@ -745,9 +745,10 @@ const char *mpidht_eviction_name(mpidht_eviction_t eviction);
  * A surrogate looks results up by its inputs rounded, so that nearby
  * inputs share one entry. mpidht_key_encode turns rows of numbers into
  * such keys, the same bytes on every process for the same inputs (that
- * runs the same build: the rounding uses the C library's log10 and pow;
- * the decimal exponent is checked against pow(10, e), so a log10 one off
- * next to a power of ten cannot change a class). Pure and local: no
+ * runs the same build: the rounding uses the C library's log10, pow and
+ * printf, in any locale; the decimal exponent is checked against
+ * pow(10, e), so a log10 one off next to a power of ten cannot change a
+ * class). Pure and local: no
  * table, no MPI, no global state (tested with threads), callable before
  * MPI_Init.
  *
@@ -758,10 +759,14 @@ const char *mpidht_eviction_name(mpidht_eviction_t eviction);
  *   2. log: x is replaced by log10(x); every x <= 0 is one class of its
  *      own, element (0, INT64_MIN), which no rounding yields;
  *   3. rounding:
- *      - MPIDHT_KEY_SIGNIFICANT: `digits` significant digits, rounded half
- *        to even: element (m, e) with x ~ m * 10^e, 10^(digits-1) <= |m| <
- *        10^digits; 0 is (0, 0). Classes are relative: one unit in the
- *        last kept digit of x itself.
+ *      - MPIDHT_KEY_SIGNIFICANT: `digits` significant digits of x's exact
+ *        value, rounded to the nearest, half to even (as the C library's
+ *        printf("%.*e") rounds it): element (m, e) with x ~ m * 10^e,
+ *        10^(digits-1) <= |m| < 10^digits; 0 is (0, 0). Classes are
+ *        relative: one unit in the last kept digit of x itself. x / 10^e
+ *        in doubles decides, except within a few units in its last place
+ *        of a half, where printf does: always at 15 digits (about 0.2 us
+ *        a value here, against 0.017 at 3 to 10 digits).
  *      - MPIDHT_KEY_DECIMAL (POET's): truncated towards zero to `digits`
  *        decimal places (negative: to tens, hundreds, ...): element
  *        (bits of the double trunc(x * 10^digits), digits). Classes are
@@ -796,8 +801,9 @@ typedef struct mpidht_key_column {
  * MPIDHT_KEY_ELEMENT_SIZE bytes each, back to back in `keys` (row r at
  * byte r * columns * MPIDHT_KEY_ELEMENT_SIZE; any alignment).
  * Requires: spec[0..columns) valid (MPIDHT_ERR_KEY_COLUMN otherwise,
- * keys untouched), values and keys not NULL when rows > 0
- * (MPIDHT_ERR_NULL_ARGUMENT), rows * columns * 16 bytes fit size_t
+ * keys untouched), values and keys not NULL when rows > 0 and columns >
+ * 0 (MPIDHT_ERR_NULL_ARGUMENT; with no columns there is nothing to read
+ * or write), rows * columns * 16 bytes fit size_t
  * (MPIDHT_ERR_BATCH_SIZE). Returns MPIDHT_OK, or MPIDHT_ERR_KEY_VALUE
  * for a value that is NaN or infinite (before the floor and log; an
  * EXACT infinity is accepted) or whose decimal truncation overflows; the

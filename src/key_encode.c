@@ -2,9 +2,12 @@
  * mpidht_key_encode: approximate keys from rows of numbers (the contract
  * is in include/mpidht.h). Pure: no table, no MPI.
  */
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mpidht.h"
@@ -75,6 +78,22 @@ static int decimal_exponent(powers_t *p, double x)
     return e;
 }
 
+/* x rounded to `digits` significant digits as the C library's printf
+ * rounds it: from x's exact binary value, half to even. ("%e" puts no
+ * other digits than these, whatever the locale.) */
+static void round_exactly(double x, int digits, int64_t element[2])
+{
+    char text[48]; /* "-d.dddddddddddddde-308" at most */
+    snprintf(text, sizeof text, "%.*e", digits - 1, x);
+    const char *c = text;
+    int64_t m = 0;
+    for (; *c != 'e'; ++c) /* past the sign and the locale's decimal point */
+        if (*c >= '0' && *c <= '9')
+            m = m * 10 + (*c - '0');
+    element[0] = text[0] == '-' ? -m : m;
+    element[1] = strtol(c + 1, NULL, 10) - (digits - 1);
+}
+
 /* (m, e) with x ~ m * 10^e, 10^(digits-1) <= |m| < 10^digits; 0 -> (0, 0). */
 static void round_significant(powers_t *p, double x, int digits, int64_t element[2])
 {
@@ -84,8 +103,17 @@ static void round_significant(powers_t *p, double x, int digits, int64_t element
     }
     int e = decimal_exponent(p, x) - (digits - 1);
     /* 10^e underflows below about 1e-308: scale tiny values up first. */
-    double m = e < -290 ? nearbyint(x * 1e100 / pow10_of(p, e + 100))
-                        : nearbyint(x / pow10_of(p, e)); /* half to even */
+    double q = e < -290 ? x * 1e100 / pow10_of(p, e + 100) : x / pow10_of(p, e);
+    /* q is x / 10^e but for the rounding of 10^e (and 1e100) and of the
+     * division: a few units in its last place. Within a margin of that
+     * of a half, nearbyint may round it across the half from where x's
+     * exact value lies; printf decides those from the exact value. */
+    double half = fabs(q - trunc(q)) - 0.5;
+    if (fabs(half) <= 16 * DBL_EPSILON * fabs(q)) {
+        round_exactly(x, digits, element);
+        return;
+    }
+    double m = nearbyint(q); /* half to even */
     if (fabs(m) >= pow10_of(p, digits)) { /* 9.99 -> 10.0: one digit more */
         m = nearbyint(m / 10);
         ++e;

@@ -1,7 +1,8 @@
 /*
  * mpidht_key_encode, against worked examples and the properties the header
  * states: significant digits (the mantissa's range and rounding error, half
- * to even, powers of ten and their neighbours, subnormals), POET's decimal
+ * to even, the nearest of x's exact value as printf rounds it near decimal
+ * halves, powers of ten and their neighbours, subnormals), POET's decimal
  * truncation, log10 with the class of x <= 0, the floor, exact columns,
  * -0.0 equal to 0.0 everywhere, the row-major layout into an unaligned
  * buffer, every refusal (the spec, NaN and infinity, overflow, NULL), and
@@ -11,6 +12,8 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mpidht.h"
@@ -101,6 +104,64 @@ static void significant_properties(void)
                                      : fabs(x) / pow(10.0, (double)el[1]);
         EXPECT(fabs(scaled - m) <= 0.5 + 1e-12 * m);
         EXPECT((el[0] < 0) == (x < 0));
+    }
+}
+
+/* The element printf's %.*e gives for x at d significant digits: it
+ * rounds x's exact binary value, half to even. */
+static void printf_element(double x, int d, int64_t out[2])
+{
+    char text[48];
+    snprintf(text, sizeof text, "%.*e", d - 1, x);
+    char *e = strchr(text, 'e');
+    int64_t m = 0;
+    for (const char *c = text; c < e; ++c)
+        if (*c >= '0' && *c <= '9')
+            m = m * 10 + (*c - '0');
+    out[0] = text[0] == '-' ? -m : m;
+    out[1] = strtol(e + 1, NULL, 10) - (d - 1);
+}
+
+/* Rounding to the nearest: values a few units in the last place from a
+ * decimal half (where x / 10^e in doubles may round across it), and
+ * random values, give printf's digits; worked examples of the nearest
+ * where the quotient rounded the other way. */
+static void significant_nearest(void)
+{
+    mpidht_key_column_t five = {MPIDHT_KEY_SIGNIFICANT, 5, 0, 0},
+                        six = {MPIDHT_KEY_SIGNIFICANT, 6, 0, 0},
+                        two = {MPIDHT_KEY_SIGNIFICANT, 2, 0, 0};
+    EXPECT_ELEMENT(five, 1.16525000000000011, 11653, -4); /* just above a half */
+    EXPECT_ELEMENT(six, 3778.80500000000029, 377881, -2);
+    EXPECT_ELEMENT(two, 0.155, 15, -2);                     /* 0.15499999999999999... */
+    EXPECT_ELEMENT(SIG3, 2.675, 267, -2);                   /* 2.67499999999999982... */
+    uint64_t state = 0x2545f4914f6cdd1du;
+    for (int trial = 0; trial < 300000; ++trial) {
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        int d = 1 + (int)(state % 15);
+        double x;
+        if (trial % 4 == 3) {
+            uint64_t b = (state >> 4) & ~(0x7ffull << 52);
+            b |= (uint64_t)(1 + (state >> 9) % 2045) << 52;
+            memcpy(&x, &b, sizeof x);
+        } else {
+            double low = pow(10.0, d - 1);
+            double m = low + (double)((state >> 8) % (uint64_t)(9 * low));
+            int e = (int)((state >> 40) % 601) - 300;
+            x = (m + 0.5) * pow(10.0, e);
+            for (int k = (int)((state >> 20) % 7) - 3; k != 0; k += k > 0 ? -1 : 1)
+                x = nextafter(x, k > 0 ? INFINITY : 0);
+            if (state >> 63)
+                x = -x;
+        }
+        if (!isfinite(x) || x == 0)
+            continue;
+        mpidht_key_column_t c = {MPIDHT_KEY_SIGNIFICANT, d, 0, 0};
+        int64_t got[2], want[2];
+        mpidht_status_t st;
+        encode1(c, x, got, &st);
+        printf_element(x, d, want);
+        EXPECT(st == MPIDHT_OK && got[0] == want[0] && got[1] == want[1]);
     }
 }
 
@@ -232,6 +293,7 @@ int main(void)
 {
     significant_examples();
     significant_properties();
+    significant_nearest();
     decimal_examples();
     log_floor_exact();
     layout();
