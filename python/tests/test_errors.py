@@ -159,6 +159,7 @@ def test_single_keys_and_values_of_python_objects(table: mpidht.Table) -> None:
     assert table.read(bytes(16)) == bytes(32)
     plain = np.zeros(2, dtype=[("Oxygen", "<f8"), ("O2", "<f8")])
     plain["Oxygen"] = 1.5
+    plain["O2"][0] = MPI.COMM_WORLD.Get_rank()  # a key of this process's own
     assert table.write(plain[:1], plain) == mpidht.WriteOutcome.INSERTED
     assert table.read(plain[:1]) == plain.tobytes()
 
