@@ -7,6 +7,7 @@ import enum
 from types import TracebackType
 import os
 import time
+import zlib
 from typing import Any, Callable, Iterator, NamedTuple, Optional, Type, Union
 
 import numpy as np
@@ -402,18 +403,29 @@ def _wait_bounded(comm: MPI.Comm, request: MPI.Request,
         time.sleep(0.001)
 
 
-def _agree_before_create(comm: MPI.Comm, problem: Optional[BaseException]
-                         ) -> Optional[tuple[int, str]]:
+def _agree_before_create(comm: MPI.Comm, problem: Optional[BaseException],
+                         key_dtype: Optional[np.dtype[Any]]) -> Optional[tuple[int, str]]:
     """The lowest rank whose arguments were refused (problem) and its
     refusal in words, agreed on by every process before the collective
-    create; None where none was. Nonblocking collectives on every process
-    (a blocking one would not match a nonblocking one), each bounded in
-    the debug mode (MPIDHT_DEBUG_COLLECTIVES) as create's own check is."""
+    create; None where none was. Where none was, a key_dtype that differs
+    between processes (keys of the same numbers would be other bytes)
+    raises Error (ERR_MISMATCHED_PARAMS) on every process, as create does
+    for its own parameters. Nonblocking collectives on every process (a
+    blocking one would not match a nonblocking one), each bounded in the
+    debug mode (MPIDHT_DEBUG_COLLECTIVES) as create's own check is."""
     size = comm.Get_size()
-    mine = np.array([comm.Get_rank() if problem is not None else size], dtype=np.intc)
-    lowest = np.zeros(1, dtype=np.intc)
-    _wait_bounded(comm, comm.Iallreduce(mine, lowest, op=MPI.MIN), (mine, lowest))
-    failed = int(lowest[0])
+    # The dtype as a number (0: None); its lowest and highest agreed on.
+    kind = 0 if problem is not None or key_dtype is None else \
+        1 + zlib.crc32(key_dtype.str.encode())
+    mine = np.array([comm.Get_rank() if problem is not None else size, kind, -kind],
+                    dtype=np.int64)
+    agreed = np.zeros(3, dtype=np.int64)
+    _wait_bounded(comm, comm.Iallreduce(mine, agreed, op=MPI.MIN), (mine, agreed))
+    failed = int(agreed[0])
+    if failed >= size and agreed[1] != -agreed[2]:
+        status = int(Status.ERR_MISMATCHED_PARAMS)
+        raise Error(f"{_core.strerror(status)}: key_dtype ({key_dtype} on this process) "
+                    "differs between processes", status)
     if failed >= size:
         return None
     text = np.zeros(_MESSAGE_BYTES, dtype=np.uint8)
@@ -517,9 +529,10 @@ class Table:
             bytes on every process. None (default) uses XXH3-64 in C, which
             is much faster than any Python function.
 
-    Sizes, protocol, window, candidates, eviction and hash must be equal on
-    every process (a hash given on some processes only is refused as one
-    that differs: ``Error`` with ``ERR_MISMATCHED_PARAMS`` everywhere).
+    Sizes, protocol, window, candidates, eviction, hash and key_dtype must
+    be equal on every process (a hash given on some processes only is
+    refused as one that differs: ``Error`` with ``ERR_MISMATCHED_PARAMS``
+    everywhere).
     Every protocol is linearizable per key: a read returns the latest
     completed write of its key (or a miss after a remove or an
     eviction), never a torn or foreign value, and an update is atomic. A
@@ -565,7 +578,8 @@ class Table:
         except BaseException as e:  # KeyboardInterrupt too: agreed on, then raised
             problem = e
         if comm != MPI.COMM_NULL and not comm.Is_inter():  # else create refuses it alone
-            failed = _agree_before_create(comm, problem)
+            failed = _agree_before_create(comm, problem,
+                                          None if problem is not None else self._key_dtype)
             if failed is not None and problem is None:
                 status = int(Status.ERR_PEER)
                 raise Error(f"{_core.strerror(status)}: process {failed[0]} (the lowest rank "

@@ -1,6 +1,7 @@
 """Single-key operations, statistics, info and lifetime."""
 
 import gc
+from typing import Any
 
 import numpy as np
 import pytest
@@ -205,6 +206,27 @@ def test_hash_errors(comm: MPI.Intracomm) -> None:
         with pytest.raises(mpidht.Error) as e2:
             mpidht.Table(comm, 16, 32, 4096, hash=lambda k: rank)
         assert e2.value.status == mpidht.Status.ERR_MISMATCHED_PARAMS
+
+
+@pytest.mark.parametrize("others", [np.int64, None, ">f8"])
+def test_key_dtype_differing_is_mismatched(comm: MPI.Intracomm, others: Any) -> None:
+    """A key_dtype that differs between processes (the same numbers would
+    be other key bytes there, so every read would miss) is refused on
+    every process before the table is created, naming it; the
+    communicator stays in step (a table made afterwards works)."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    if size == 1:
+        pytest.skip("needs 2 processes or more")
+    mine = np.float64 if rank == 0 else others
+    with pytest.raises(mpidht.Error) as e:
+        mpidht.Table(comm, 16, 32, 4096, key_dtype=mine)
+    assert e.value.status == mpidht.Status.ERR_MISMATCHED_PARAMS
+    assert "key_dtype" in str(e.value) and "differs between processes" in str(e.value)
+    with mpidht.Table(comm, 16, 32, 4096, key_dtype=np.float64) as t:
+        t.write([1.5, 2.5], bytes(32))
+        comm.Barrier()
+        assert t.read([1.5, 2.5]) == bytes(32)
+        comm.Barrier()
 
 
 @pytest.mark.parametrize("given", ["on process 0", "on all but process 0", "on even ranks"])
