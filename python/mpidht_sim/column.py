@@ -25,13 +25,18 @@ How the ends match:
   cell: TRANSPORT reacts the first cell behind a flux inlet for less than
   a full shift (measured: that cell's calcite dissolves at half the rate
   of a batch reaction over the same time), so no reacting cell may sit
-  there. PHREEQC's first shift fills that cell with the injected water and
-  moves the initial water one cell on, where, in equilibrium with calcite,
-  it does not react; from then on every shift moves every water one cell
-  downstream and reacts every reacting cell for one full time step, as a
-  step of the simulator does. So PHREEQC's cell k + 1 after shift s + 1 is
-  the simulator's reacting cell k after step s. (PHREEQC's ADVECTION
-  keyword, without the extra cell, gives the same numbers.)
+  there. A first TRANSPORT of one shift, before any cell has reactants,
+  fills that cell with the injected water and moves the initial water
+  one cell on, reacting nothing (a first shift with the reactants in
+  place reacted every cell once more than the simulator, which showed
+  wherever the initial water is not in equilibrium with the minerals:
+  initial dolomite, another pore water); then the reacting cells get
+  their reactants, and every shift of a second TRANSPORT moves every
+  water one cell downstream and reacts every reacting cell for one full
+  time step, as a step of the simulator does. So PHREEQC's cell k + 1
+  after the second TRANSPORT's shift s is the simulator's reacting cell k
+  after step s. (PHREEQC's ADVECTION keyword, without the extra cell,
+  gives the same numbers, also with such waters.)
 - **Outlet.** The simulator's last cell is a fixed cell that receives what
   leaves; PHREEQC's "flux" boundary at the column's end does the same.
 
@@ -138,11 +143,13 @@ def column_config(cells: int, steps: int, time_step: float, path: Optional[Path]
 
 
 def transport_input(cfg: Config, cells: int, steps: int) -> str:
-    """PHREEQC input of the same column: SOLUTION 0 injected; cell 1 the
-    inlet, without reactants; cells 2..cells+1 the initial water with O2(g)
-    and the kinetics; TRANSPORT by pure advection (no dispersion, no
-    diffusion) for steps + 1 shifts. The initial water is defined outside
-    the column (its equilibrium phases are not the cells') and copied in."""
+    """PHREEQC input of the same column: SOLUTION 0 injected; cells
+    1..cells+1 the initial water (defined outside the column, its
+    equilibrium phases not the cells', and copied in); TRANSPORT by pure
+    advection (no dispersion, no diffusion), first one shift with no
+    reactants anywhere (the injected water into cell 1, the initial water
+    one cell on, nothing reacting), then O2(g) and the kinetics in cells
+    2..cells+1 and `steps` shifts, each punched."""
     last = cells + 1
     spare = last + 1
     return "".join([
@@ -150,27 +157,29 @@ def transport_input(cfg: Config, cells: int, steps: int) -> str:
         phreeqc_input(cfg.waters["injected"].definition, 0),
         phreeqc_input(cfg.waters["initial"].definition, spare),
         f"COPY solution {spare} 1-{last}\nEND\n",
-        reactants(f"2-{last}", cfg.initial["calcite"], cfg.initial["dolomite"],
-                  cfg.calcite_parm, cfg.dolomite_parm),
-        "END\n",
-        "SELECTED_OUTPUT 1\n -reset false\n -state true\n -solution true\n -step true\n"
-        " -pH true\n -pe true\n -totals C Ca Cl Mg\n -kinetic_reactants Calcite Dolomite\n",
-        f"TRANSPORT\n -cells {last}\n -shifts {steps + 1}\n -time_step {cfg.time_step!r}\n"
+        f"TRANSPORT\n -cells {last}\n -shifts 1\n -time_step {cfg.time_step!r}\n"
         " -flow_direction forward\n -boundary_conditions flux flux\n"
         f" -dispersivities {last}*0\n -diffusion_coefficient 0\n"
-        f" -punch_cells 2-{last}\n -punch_frequency 1\nEND\n",
+        " -print_frequency 0\n -punch_frequency 0\nEND\n",
+        reactants(f"2-{last}", cfg.initial["calcite"], cfg.initial["dolomite"],
+                  cfg.calcite_parm, cfg.dolomite_parm),
+        "USE solution none\nEND\n",  # defined here, reacted only by TRANSPORT
+        "SELECTED_OUTPUT 1\n -reset false\n -state true\n -solution true\n -step true\n"
+        " -pH true\n -pe true\n -totals C Ca Cl Mg\n -kinetic_reactants Calcite Dolomite\n",
+        f"TRANSPORT\n -shifts {steps}\n -punch_cells 2-{last}\n -punch_frequency 1\nEND\n",
     ])
 
 
 def run_phreeqc(cfg: Config, cells: int, steps: int) -> dict[int, Array]:
     """PHREEQC's column as the simulator's steps see it: step -> cells x
-    variables (shift s + 1, cells 2..cells + 1)."""
+    variables (the second TRANSPORT's shift s, which counts from 1; cells
+    2..cells + 1)."""
     engine = phreeqc.open_engine(cfg.database)
     out = phreeqc.run(engine, transport_input(cfg, cells, steps))
     rows: dict[int, dict[int, int]] = {}
     for i, state in enumerate(out["state"]):
-        if state == "transp" and int(out["step"][i]) > 1:
-            rows.setdefault(int(out["step"][i]) - 1, {})[int(out["soln"][i]) - 1] = i
+        if state == "transp":
+            rows.setdefault(int(out["step"][i]), {})[int(out["soln"][i]) - 1] = i
     fields = {}
     for step in range(1, steps + 1):
         found = rows.get(step, {})
