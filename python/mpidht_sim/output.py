@@ -437,10 +437,10 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
                 failures.append(f"against {cfg.reference}: {what}")
                 lines.append(f"against {cfg.reference}: NOT FINITE: {what}")
             lines.append(
-                f"against {cfg.reference}: worst RMS term {w['value']:.2e} ({w['variable']}, "
-                f"iteration {w['iteration']}), worst max term {m['value']:.2e} "
-                f"({m['variable']}, iteration {m['iteration']}), Eq. (2) at most "
-                f"{e['value']:.2e}; "
+                f"against {cfg.reference}: worst cell {m['value']:.2e} of its variable's "
+                f"maximum ({m['variable']}, iteration {m['iteration']}), worst RMS term "
+                f"{w['value']:.2e} ({w['variable']}, iteration {w['iteration']}), Eq. (2) at "
+                f"most {e['value']:.2e}; "
                 + coverage(len(errors["compared"]), errors["not_compared"]))
         if not reference["settings_checked"]:
             lines.append(f"settings not checked (grid, flow, time, chemistry, waters): "

@@ -48,6 +48,24 @@ def test_exact_variable_cannot_hide_another() -> None:
     assert "worst RMS term 1.00e-03 (C, iteration 10)" in comparison.headline()
 
 
+def test_one_bad_cell_is_the_headline() -> None:
+    """One cell off by 5e-3 of its variable's maximum among 2 500 exact
+    ones: its RMS term is 1e-4, 50 times smaller, so the headline is the
+    worst cell (the max term), named with its variable and iteration."""
+    rng = np.random.default_rng(3)
+    ref = fields(rng, 2500)
+    run = ref.copy()
+    j = VARIABLES.index("dolomite")
+    run[1234, j] += 5e-3 * np.abs(ref[:, j]).max()
+    comparison = compare({10: ref, 20: run}, {10: ref, 20: ref})
+    assert comparison.worst[0] == pytest.approx(1e-4, rel=1e-6)
+    assert comparison.worst_max[1:] == ("dolomite", 20)
+    assert comparison.worst_max[0] == pytest.approx(5e-3, rel=1e-6)
+    assert comparison.headline().startswith(
+        "worst cell 5.00e-03 of its variable's maximum (dolomite, iteration 20); "
+        "worst RMS term 1.00e-04 (dolomite, iteration 20)")
+
+
 def test_eq2_is_the_geometric_mean_when_no_term_is_zero() -> None:
     rng = np.random.default_rng(2)
     ref = fields(rng)
@@ -132,9 +150,11 @@ def test_not_finite_is_the_worst(bad: float, where: str) -> None:
         assert 1e-4 < (comparison.per_variable()["C"]["rms"] or 0) < 1.01e-3
         assert comparison.headline().startswith(
             "NOT FINITE: NaN or inf in the compared fields, first in Ca at iteration 2")
+        assert "worst cell nan of its variable's maximum (Ca, iteration 2)" in \
+            comparison.headline()
         assert "worst RMS term nan (Ca, iteration 2)" in comparison.headline()
         lines = table(comparison).splitlines()
-        assert re.fullmatch(r"\s*2\s+nan\s+Ca\s+nan", lines[2])
+        assert re.fullmatch(r"\s*2\s+nan\s+Ca\s+nan\s+Ca\s+nan", lines[2])
         assert re.fullmatch(r"Ca\s+nan\s+nan", lines[-7])
     clean = compare({1: run[1]}, {1: ref[1]})
     assert clean.not_finite is None and clean.worst[1:] == ("C", 1)

@@ -159,7 +159,7 @@ def test_reference_that_does_not_match_is_refused(tmp_path: Path) -> None:
     cfg = load(None, {**settings, "time.iterations": 4})
     check_folders(cfg)
     lines = finish(run(cfg, MPI.COMM_SELF), cfg, {}, plots=False).lines
-    assert any(line.startswith(f"against {ref}: worst RMS term") and line.endswith(
+    assert any(line.startswith(f"against {ref}: worst cell") and line.endswith(
         "2 of 4 saved iterations compared; not compared (the reference did not save them): "
         "3, 4") for line in lines)
     assert "no speedup over it: it ran 2 iterations, this run 4" in lines
@@ -264,7 +264,7 @@ def test_run_against_reference(tmp_path_factory: pytest.TempPathFactory,
     size = 14 if workers == 1 else -(-14 // (4 * workers))
     assert (f"{comm.Get_size()} processes ({workers} reacting, packages of {size} "
             "cells)") in printed.out
-    assert f"against {ref}: worst RMS term" in printed.out
+    assert f"against {ref}: worst cell" in printed.out
     assert "holds an earlier run's outputs" in printed.err
     assert sorted(p.name for p in run.glob("fields_*.npz")) == [
         "fields_00000.npz", "fields_00002.npz", "fields_00004.npz"]

@@ -19,7 +19,9 @@ from mpidht_sim.measure import compare, terms
 from mpidht_sim.validate import main as validate_main
 from mpidht_sim.variables import VARIABLES
 
-#: The documented tolerance of the worst RMS term for acceptable results.
+#: The documented bounds for acceptable results: of the worst cell (max
+#: term) and of the worst RMS term.
+CELL_TOLERANCE = 1e-3
 TOLERANCE = 1e-4
 
 
@@ -60,7 +62,9 @@ def test_dht_run_matches_reference(runs: dict[str, Any]) -> None:
     assert sum(r.hits for r in dht.records) > 0
     assert sum(r.hits - r.exact_hits for r in dht.records) > 0  # approximate hits too
     assert sum(r.hits for r in ref.records) == 0
-    assert compare(dht.saved, ref.saved).worst[0] <= TOLERANCE
+    comparison = compare(dht.saved, ref.saved)
+    assert comparison.worst_max[0] <= CELL_TOLERANCE
+    assert comparison.worst[0] <= TOLERANCE
 
 
 def test_process_count_does_not_matter(runs: dict[str, Any]) -> None:
@@ -99,7 +103,9 @@ def test_warm_start_from_a_saved_dht(tmp_path_factory: pytest.TempPathFactory) -
     # Not bit for bit: where two cells of the first run shared a key, one
     # ran PHREEQC and the other may have used its stored change; the
     # second run uses the change of whichever wrote last, for both.
-    assert compare(second.saved, first.saved).worst[0] <= TOLERANCE
+    comparison = compare(second.saved, first.saved)
+    assert comparison.worst_max[0] <= CELL_TOLERANCE
+    assert comparison.worst[0] <= TOLERANCE
 
 
 def test_hit_with_a_negative_amount_is_computed() -> None:
