@@ -31,7 +31,9 @@ test -f "$libdir/libmpidht.so.$version" || { echo "no libmpidht.so.$version"; ex
 cmake -S "$source/examples" -B "$prefix/examples" -DCMAKE_PREFIX_PATH="$prefix/usr" \
       -DMPI_C_COMPILER="$mpicc" > /dev/null
 cmake --build "$prefix/examples" > /dev/null
-LD_LIBRARY_PATH="$libdir" "$mpiexec" "$@" -n 2 "$prefix/examples/mpidht_demo" --keys 500
+# No LD_LIBRARY_PATH where the program has a run path: it must find
+# everything from there.
+"$mpiexec" "$@" -n 2 "$prefix/examples/mpidht_demo" --keys 500
 "$mpiexec" "$@" -n 2 "$prefix/examples/mpidht_demo_static" --keys 500 --protocol fine
 
 PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --exists mpidht
@@ -43,7 +45,8 @@ LD_LIBRARY_PATH="$libdir" "$mpiexec" "$@" -n 2 "$prefix/demo_pkgconfig" --keys 5
 
 # Code written against POET's DHT API links libmpidht_poet unchanged.
 test -f "$prefix/usr/include/mpidht_poet.h"
+# With a run path to the prefix only, libmpidht_poet finds libmpidht.
 "$mpicc" -o "$prefix/poet_api" "$source/tests/c/test_poet_api.c" -I"$prefix/usr/include" \
-    -L"$libdir" -lmpidht_poet -lmpidht
-(cd "$prefix" && LD_LIBRARY_PATH="$libdir" "$mpiexec" "$@" -n 2 ./poet_api > /dev/null)
+    -L"$libdir" -Wl,-rpath,"$libdir" -lmpidht_poet
+(cd "$prefix" && "$mpiexec" "$@" -n 2 ./poet_api > /dev/null)
 echo "install test: version $version agrees; find_package (shared, static), pkg-config and POET API builds ran"
