@@ -11,6 +11,8 @@
 #   OUTDIR  scratch folder, emptied first
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
+case ${1-} in -h | --help) script_help; exit 0 ;; esac
+(($# == 2)) || { echo "usage: check-sdist.sh VENV OUTDIR (--help says more)" >&2; exit 2; }
 venv=$1 out=$2
 python=$venv/bin/python
 rm -rf "$out"

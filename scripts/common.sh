@@ -3,6 +3,23 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_root=${MPIDHT_BUILD_ROOT:-$repo/build}
 jobs=$(nproc)
 
+# script_help: the comment block at the top of the running script (after
+# its #! line), without the comment marks.
+script_help() {
+  sed -n '2,/^[^#]/{/^#/{s/^# \{0,1\}//;p}}' "$0"
+}
+
+# no_arguments "$@": for a script that takes none: -h or --help prints
+# what it does and exits 0; anything else is refused (exit 2).
+no_arguments() {
+  case ${1-} in
+    '') ;;
+    -h | --help) script_help; exit 0 ;;
+    *) echo "$(basename "$0"): takes no arguments, got '$1' (--help says what it does)" >&2
+       exit 2 ;;
+  esac
+}
+
 # Open MPI refuses to run as root or with more ranks than cores unless told;
 # MPICH ignores these.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -14,6 +14,7 @@
 # replaced.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
+no_arguments "$@"
 
 bash "$repo/scripts/install-deps.sh" main  # only what this job uses
 mkdir -p "$build_root"

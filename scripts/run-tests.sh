@@ -14,6 +14,7 @@
 # non-zero if anything fails.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
+no_arguments "$@"
 
 # say TEXT: a step's line, with the seconds since the command started.
 say() { printf '=== [%4d s] %s\n' "$SECONDS" "$*"; }

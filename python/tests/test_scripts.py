@@ -33,3 +33,29 @@ def test_unknown_profile_is_refused() -> None:
     out = subprocess.run(["bash", str(SCRIPT), "--list", "tiny"], capture_output=True,
                          text=True, timeout=60)
     assert out.returncode == 2 and "unknown profile 'tiny'" in out.stderr
+
+
+@pytest.mark.parametrize("script", ["scripts/run-main.sh", "scripts/run-tests.sh",
+                                    "scripts/check-sdist.sh"])
+def test_help_says_what_a_script_does_and_runs_nothing(script: str) -> None:
+    """--help prints the script's header and exits 0 before it does any of
+    its work (run-main.sh ran the whole main job); an argument a script
+    does not take is refused with status 2."""
+    path = ROOT / script
+    header = path.read_text().splitlines()[1].lstrip("# ")
+    out = subprocess.run(["bash", str(path), "--help"], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0 and out.stdout.splitlines()[0] == header
+    out = subprocess.run(["bash", str(path), "--bogus"], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 2 and ("--bogus" in out.stderr or "usage:" in out.stderr)
+
+
+@pytest.mark.parametrize("script,option", [("bench/run-suite.sh", "--ops"),
+                                           ("bench/run-hosts.sh", "--hosts"),
+                                           ("bench/compare-builds.sh", "--before")])
+def test_option_without_its_value_is_named(script: str, option: str) -> None:
+    out = subprocess.run(["bash", str(ROOT / script), option], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 1
+    assert out.stderr == f"{option} needs a value (--help lists the options)\n"
