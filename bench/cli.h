@@ -59,4 +59,37 @@ static inline bool bench_listed(const char *list, const char *name)
     return false;
 }
 
+/* Whether every item of the comma-separated list is one of names[0..count). */
+static inline bool bench_known_items(const char *list, const char *const *names, size_t count)
+{
+    for (const char *p = list;; ++p) {
+        size_t len = strcspn(p, ",");
+        bool known = false;
+        for (size_t i = 0; i < count; ++i)
+            known = known || (strlen(names[i]) == len && !strncmp(p, names[i], len));
+        if (!known)
+            return false;
+        p += len;
+        if (!*p)
+            return true;
+    }
+}
+
+/* Collective on MPI_COMM_WORLD, before the run: rank 0 opens path (none
+ * if NULL) for writing into *out (NULL elsewhere). Where it cannot, rank
+ * 0 says why and every rank gets false: the program then ends with
+ * status 1 rather than run without the file it was asked for. */
+static inline bool bench_cli_open_output(const char *program, const char *path, FILE **out)
+{
+    int rank = 0, ok = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    *out = NULL;
+    if (rank == 0 && path && !(*out = fopen(path, "w"))) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", program, path, strerror(errno));
+        ok = 0;
+    }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return ok;
+}
+
 #endif /* MPIDHT_BENCH_CLI_H */

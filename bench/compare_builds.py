@@ -4,9 +4,12 @@ of the medians (after/before) and the worst pair (the slowest after-run
 against the fastest before-run), worst ratio first."""
 
 import argparse
-import json
 import statistics
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rows import read_rows  # noqa: E402
 
 Row = tuple[int, str, str, int]
 
@@ -15,7 +18,7 @@ def load(raw: Path) -> dict[Row, dict[str, list[dict[str, float]]]]:
     rows: dict[Row, dict[str, list[dict[str, float]]]] = {}
     for path in sorted(raw.glob("*-np*-r*.json")):
         which = path.name.split("-")[0]
-        for r in json.loads(path.read_text()):
+        for r in read_rows(path):
             key = (r["ranks"], r["protocol"], r["phase"], r["batch"])
             rows.setdefault(key, {}).setdefault(which, []).append(r)
     return rows
@@ -26,6 +29,8 @@ def main() -> None:
     parser.add_argument("raw", type=Path, help="folder of <before|after>-np<N>-r<R>.json")
     args = parser.parse_args()
     rows = load(args.raw)
+    if not rows:
+        parser.error(f"no runs (<before|after>-np<N>-r<R>.json) in {args.raw}")
     lines: list[tuple[float, Row, list[float], list[float], float, tuple[float, float]]] = []
     for key, runs in rows.items():
         before, after = runs.get("before", []), runs.get("after", [])

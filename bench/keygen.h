@@ -28,6 +28,10 @@ typedef struct {
     double half_pow_theta; /* 0.5^theta */
 } keygen_zipf_t;
 
+/* sum_{i=1..n} i^-theta, in a time bounded whatever n (exact term by
+ * term up to 2^22, beyond in closed form). */
+double keygen_zeta(uint64_t n, double theta);
+
 /* Prepares draws over 1..n with skew theta. Returns 0, or -1 if n < 2 or
  * theta is not in (0, 1). */
 int keygen_zipf_init(keygen_zipf_t *z, uint64_t n, double theta);

@@ -137,11 +137,12 @@ int main(int argc, char **argv)
     if (!bench_cli_proceed(parse(argc, argv, &o), usage, &exit_code))
         return exit_code;
     FILE *csv = NULL;
-    if (rank == 0 && o.csv) {
-        csv = fopen(o.csv, "w");
-        if (csv)
-            fprintf(csv, "protocol,window,ranks,phase,latency_us,ops_per_s\n");
+    if (!bench_cli_open_output("mpidht_latency", o.csv, &csv)) {
+        MPI_Finalize();
+        return 1;
     }
+    if (csv)
+        fprintf(csv, "protocol,window,ranks,phase,latency_us,ops_per_s\n");
     if (rank == 0)
         printf("%-9s %-9s %5s %-10s %12s %14s\n", "protocol", "window", "ranks", "phase",
                "latency_us", "total_ops/s");

@@ -185,11 +185,13 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
+    FILE *json = NULL;
+    if (!bench_cli_open_output("mpidht_bench_persist", o.json, &json)) {
+        MPI_Finalize();
+        return 1;
+    }
     mpidht_t *table = make_table(&o);
     uint64_t entries = fill(table, &o, rank, size);
-    FILE *json = NULL;
-    if (rank == 0 && o.json && !(json = fopen(o.json, "w")))
-        fprintf(stderr, "mpidht_bench_persist: cannot write %s\n", o.json);
     if (rank == 0) {
         printf("%5s %-8s %10s %9s %6s %9s %9s\n", "ranks", "protocol", "entries", "file MB",
                "round", "dump MB/s", "rest MB/s");

@@ -10,7 +10,6 @@ run, the progress table and every row.
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,7 +42,7 @@ def plot_throughput(rows: list[Row], out: Path, cores: int) -> None:
 def load_progress(folder: Path) -> list[Row]:
     rows: list[Row] = []
     for path in sorted(folder.glob("*.json")):
-        rows.extend(json.loads(path.read_text()))
+        rows.extend(pr.read_rows(path))
     return rows
 
 

@@ -24,11 +24,11 @@ and comparison figures and given beside the median in the tables.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import platform
 import subprocess
+import sys
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
@@ -37,6 +37,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rows import read_rows  # noqa: E402
 
 Row = dict[str, Any]
 PROTOCOLS = ("coarse", "fine", "lockfree")
@@ -98,7 +101,7 @@ def load(raw_dir: Path) -> list[Row]:
     """The rows of every JSON file directly in raw_dir."""
     rows: list[Row] = []
     for path in sorted(raw_dir.glob("*.json")):
-        rows.extend(json.loads(path.read_text()))
+        rows.extend(read_rows(path))
     return rows
 
 
@@ -108,7 +111,7 @@ def load_mpi(mpi_dir: Path) -> list[Row]:
     rows: list[Row] = []
     for path in sorted(mpi_dir.glob("*.json")):
         mpi = path.name.split("_", 1)[0]
-        rows.extend({**r, "mpi": mpi} for r in json.loads(path.read_text()))
+        rows.extend({**r, "mpi": mpi} for r in read_rows(path))
     return rows
 
 
@@ -116,7 +119,7 @@ def load_batches(batch_dir: Path) -> list[Row]:
     """Batch rows: reads from every file, writes from write_*.json only."""
     rows: list[Row] = []
     for path in sorted(batch_dir.glob("*.json")):
-        rows.extend(r for r in json.loads(path.read_text())
+        rows.extend(r for r in read_rows(path)
                     if r["phase"] != "write" or path.name.startswith("write_"))
     return rows
 

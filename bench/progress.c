@@ -101,6 +101,9 @@ static int parse(int argc, char **argv, options_t *o)
             if (end == v || *end || !(o->progress_us >= 0 && o->progress_us <= 1e6))
                 return 1;
         } else if (!strcmp(a, "--protocols")) {
+            static const char *const names[] = {"coarse", "fine", "lockfree"};
+            if (!bench_known_items(v, names, 3))
+                return 1;
             o->protocols = v;
         } else if (!strcmp(a, "--thread")) {
             if (strcmp(v, "single") && strcmp(v, "multiple"))
@@ -367,13 +370,9 @@ static void run_progress_cost(run_t *r)
     check(mpidht_free(&t), "free");
 }
 
-static void write_json(const run_t *r, int ranks)
+/* Writes the rows into f (opened before the run) and closes it. */
+static void write_json(const run_t *r, int ranks, FILE *f)
 {
-    FILE *f = fopen(r->o->json, "w");
-    if (!f) {
-        fprintf(stderr, "mpidht_progress_bench: cannot write %s\n", r->o->json);
-        return;
-    }
     fprintf(f, "[");
     for (size_t i = 0; i < r->count; ++i) {
         const row_t *w = &r->rows[i];
@@ -406,6 +405,11 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
+    FILE *json = NULL;
+    if (!bench_cli_open_output("mpidht_progress_bench", o.json, &json)) {
+        MPI_Finalize();
+        return 1;
+    }
     run_t r = {.o = &o, .samples = malloc(sizeof(double) * o.ops),
                .rows = calloc(2 * 14, sizeof(row_t)), .rng = 0x9e3779b97f4a7c15u};
     if (!r.samples || !r.rows)
@@ -424,8 +428,8 @@ int main(int argc, char **argv)
         run_raw(&r, busy);
     }
     run_progress_cost(&r);
-    if (rank == 0 && o.json)
-        write_json(&r, size);
+    if (json)
+        write_json(&r, size, json);
     free(r.samples);
     free(r.rows);
     MPI_Finalize();

@@ -191,15 +191,22 @@ int main(int argc, char **argv)
     keygen_zipf_t zipf;
     if (o.zipf)
         keygen_zipf_init(&zipf, o.range, 0.99);
+    FILE *json = NULL;
+    if (!bench_cli_open_output("mpidht_server_bench", o.json, &json)) {
+        MPI_Finalize();
+        return 1;
+    }
     client_t c = {.o = &o, .value = calloc(1, o.value_size)};
+    request_t *req = calloc(o.depth, sizeof *req);
+    if (!c.value || !req) {
+        fprintf(stderr, "mpidht_server_bench: out of memory for a value of %zu bytes and %u "
+                        "requests in flight\n", o.value_size, o.depth);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     memset(c.value, 'v', o.value_size);
     connect_client(&c);
-    request_t *req = calloc(o.depth, sizeof *req);
 
     static const char *const phases[] = {"write", "read", "mixed"};
-    FILE *json = NULL;
-    if (rank == 0 && o.json)
-        json = fopen(o.json, "w");
     if (json)
         fprintf(json, "[");
     char label[64];

@@ -168,21 +168,6 @@ static int reject(const char *option, const char *value, const char *wanted)
 }
 
 /* Whether every item of a comma list is one of names (and none empty). */
-static bool known_items(const char *list, const char *const *names, size_t count)
-{
-    for (const char *p = list;; ++p) {
-        size_t len = strcspn(p, ",");
-        bool known = false;
-        for (size_t i = 0; i < count; ++i)
-            known = known || (strlen(names[i]) == len && !strncmp(p, names[i], len));
-        if (!known)
-            return false;
-        p += len;
-        if (!*p)
-            return true;
-    }
-}
-
 static const char *const protocol_names[] = {"coarse", "fine", "lockfree"};
 static const char *const phase_names[] = {"write", "read", "mixed", "raw-get", "memcpy"};
 
@@ -208,11 +193,11 @@ static int parse(int argc, char **argv, options_t *o)
         char *end = NULL;
         bool whole = parse_size(v, &n) == 0;
         if (!strcmp(a, "--protocols")) {
-            if (!known_items(v, protocol_names, 3))
+            if (!bench_known_items(v, protocol_names, 3))
                 return reject(a, v, "a comma list of coarse, fine, lockfree");
             o->protocols = v;
         } else if (!strcmp(a, "--phases")) {
-            if (!known_items(v, phase_names, 5))
+            if (!bench_known_items(v, phase_names, 5))
                 return reject(a, v, "a comma list of write, read, mixed, raw-get, memcpy");
             o->phases = v;
         } else if (!strcmp(a, "--dist")) {
@@ -636,11 +621,18 @@ int main(int argc, char **argv)
 
     FILE *csv = NULL, *json = NULL;
     bool first_json = true;
+    if (!bench_cli_open_output("mpidht_bench", o.csv, &csv) ||
+        !bench_cli_open_output("mpidht_bench", o.json, &json)) {
+        if (csv)
+            fclose(csv);
+        MPI_Finalize();
+        return 1;
+    }
     if (rank == 0) {
-        if (o.csv && (csv = fopen(o.csv, "w")))
+        if (csv)
             fprintf(csv, "protocol,phase,distribution,ranks,batch,ops,ops_per_s,p50_us,p99_us,"
                          "mean_us,misses,checksum_mismatches,lock_retries\n");
-        if (o.json && (json = fopen(o.json, "w")))
+        if (json)
             fprintf(json, "[");
         printf("%-9s %-8s %-8s %5s %5s %10s %12s %9s %9s %9s %8s %9s %8s\n", "protocol",
                "phase", "dist", "ranks", "batch", "ops", "ops/s", "p50_us", "p99_us", "mean_us",

@@ -168,3 +168,15 @@ def test_mpi_files_give_the_mpi_section(plot_results: ModuleType, tmp_path: Path
     text = write_results(plot_results, raw, out, monkeypatch)
     assert "| 1 | lockfree | read | 0.250 (0.200–0.300) | 0.330 (0.300–0.360) | 1.32× |" in text
     assert "| ≤ 1.5× | 1.32× (lockfree, 1 rank: p50 0.33 µs against 0.25 µs) |" in text
+
+
+def test_a_file_cut_short_is_named(plot_results: ModuleType, tmp_path: Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A --json file that a run ending early left cut short stops the
+    script with a message naming it (it raised a JSONDecodeError)."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "a.json").write_text(json.dumps([row("coarse", "read", 1, 1e6, 0.5)]))
+    (raw / "b.json").write_text("[\n  {\"protocol\": \"coarse\"")
+    with pytest.raises(SystemExit, match=r"b\.json: not a file of result rows .*cut short"):
+        write_results(plot_results, raw, tmp_path / "out", monkeypatch)

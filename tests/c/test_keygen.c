@@ -46,6 +46,29 @@ static void zipf_distribution(uint64_t n, double theta)
     EXPECT(fabs(slope + theta) < 0.05);
 }
 
+/* zeta(n) past the terms summed one by one agrees with the sum of all
+ * terms; any range up to 2^64 - 1 is prepared at once (it took one
+ * pow() per value) and draws stay in it. */
+static void zipf_large_ranges(void)
+{
+    uint64_t n = (UINT64_C(1) << 22) + 1234567;
+    double exact = 0.0;
+    for (uint64_t i = n; i >= 1; --i)
+        exact += pow((double)i, -0.99);
+    EXPECT(fabs(keygen_zeta(n, 0.99) / exact - 1.0) < 1e-12);
+    keygen_zipf_t z;
+    EXPECT(keygen_zipf_init(&z, UINT64_MAX, 0.99) == 0);
+    EXPECT(z.zetan > exact && isfinite(z.zetan));
+    keygen_rng_t rng = {3};
+    uint64_t ones = 0;
+    for (int i = 0; i < 100000; ++i) {
+        uint64_t v = keygen_zipf_next(&z, &rng);
+        EXPECT(v >= 1 && v <= UINT64_MAX);
+        ones += v == 1;
+    }
+    EXPECT(ones > 0);
+}
+
 static void uniform(void)
 {
     enum { BINS = 16, DRAWS = 1600000 };
@@ -69,6 +92,7 @@ int main(void)
     EXPECT(keygen_zipf_init(&z, 100, NAN) == -1);
     zipf_distribution(712500, 0.99); /* the paper's setting */
     zipf_distribution(1000, 0.5);
+    zipf_large_ranges();
     uniform();
     return unit_result("key generator");
 }
