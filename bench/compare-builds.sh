@@ -15,9 +15,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 before='' after='' mpi=openmpi nprocs="1 2 4" repeats=3 ops=100000 out=compare-builds
 bench_args=(--phases write,read,raw-get,memcpy --batch 1,8,64,512 --write-batch 1,8,64,512)
 while (($#)); do
-  case $1 in  # an option with no value after it, as the last word
-    -h | --help | --) ;;
-    -*) (($# >= 2)) || { echo "$1 needs a value (--help lists the options)" >&2; exit 1; } ;;
+  case $1 in  # an option of these as the last word, without its value
+    --before | --after | --mpi | --nprocs | --repeats | --ops | --out)
+      (($# >= 2)) || { echo "$1 needs a value (--help lists the options)" >&2; exit 1; } ;;
   esac
   case $1 in
     --before) before=$2; shift 2 ;;

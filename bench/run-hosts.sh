@@ -26,9 +26,9 @@ source "$(dirname "$0")/../scripts/common.sh"
 hosts_list="2 4" ops=5000 ops_over=1000 repeats=3 progress_ops=60 delay=
 results=$build_root/bench-hosts
 while (($#)); do
-  case $1 in  # an option with no value after it, as the last word
-    -h | --help | --) ;;
-    -*) (($# >= 2)) || { echo "$1 needs a value (--help lists the options)" >&2; exit 1; } ;;
+  case $1 in  # an option of these as the last word, without its value
+    --hosts | --ops | --ops-oversubscribed | --repeats | --progress-ops | --delay | --results)
+      (($# >= 2)) || { echo "$1 needs a value (--help lists the options)" >&2; exit 1; } ;;
   esac
   case $1 in
     --hosts) hosts_list=$2; shift 2 ;;

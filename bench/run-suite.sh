@@ -20,9 +20,9 @@ source "$(dirname "$0")/../scripts/common.sh"
 ops=100000 server_ops=20000 nprocs="1 2 4" batches="1 8 64 512" repeats=3
 results=$build_root/bench-results
 while (($#)); do
-  case $1 in  # an option with no value after it, as the last word
-    -h | --help | --) ;;
-    -*) (($# >= 2)) || { echo "$1 needs a value (--help lists the options)" >&2; exit 1; } ;;
+  case $1 in  # an option of these as the last word, without its value
+    --ops | --server-ops | --nprocs | --batches | --repeats | --results)
+      (($# >= 2)) || { echo "$1 needs a value (--help lists the options)" >&2; exit 1; } ;;
   esac
   case $1 in
     --ops) ops=$2; shift 2 ;;
