@@ -44,7 +44,7 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: mpidht_latency [--seconds S] [--keys N] [--window KIND] [--csv FILE]\n"
                  "                      [--help]\n"
-                 "  --seconds  wall time of each phase (default 1.0)\n"
+                 "  --seconds  wall time of each phase, at most 3600 (default 1.0)\n"
                  "  --keys     keys each rank writes before timing, 1 to 2^40 (default 50000)\n"
                  "  --window   auto, shared, allocate or create (default auto)\n"
                  "  --csv      also write the results to FILE as CSV\n");
@@ -63,7 +63,7 @@ static int parse(int argc, char **argv, options_t *o)
         const char *v = argv[++i];
         if (!strcmp(argv[i - 1], "--seconds")) {
             o->seconds = strtod(v, &end);
-            if (*end || !(o->seconds > 0))
+            if (end == v || *end || !(o->seconds > 0 && o->seconds <= 3600))
                 return 1;
         } else if (!strcmp(argv[i - 1], "--keys")) {
             unsigned long long n = 0;
