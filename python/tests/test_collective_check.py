@@ -170,6 +170,8 @@ def test_create_one_process_never_enters(comm: MPI.Intracomm, debug: None,
         assert f"mpidht_create: after {SECONDS} s, not all {comm.size} processes" in str(e.value)
     comm.Barrier()
     if comm.rank == 0:  # completes the others' abandoned agreement, as a late comer would
-        late = np.array([comm.size], dtype=np.intc)  # the lowest rank refused: none
+        # The lowest rank refused (none), key_dtype's number (none: 0) and its
+        # negation.
+        late = np.array([comm.size, 0, 0], dtype=np.int64)
         lone.Iallreduce(late.copy(), late, op=MPI.MIN).Wait()  # (no blocking one matches)
         assert late[0] == comm.size  # nobody had failed
