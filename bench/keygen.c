@@ -20,7 +20,7 @@ double keygen_unit(keygen_rng_t *rng)
 
 /* sum_{i=1..n} i^-theta: term by term up to ZETA_TERMS, the terms after
  * those by Euler-Maclaurin (the integral, the end correction and the
- * first derivative term; the next is below 1e-40 of the sum there), so
+ * first derivative term; the next is about 1e-30 of the sum there), so
  * that any n takes a bounded time (summing 2^64 terms took millennia). */
 double keygen_zeta(uint64_t n, double theta)
 {

@@ -11,12 +11,16 @@
 #   OUTDIR  scratch folder, emptied first
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
-case ${1-} in -h | --help) script_help; exit 0 ;; esac
+if (($# == 1)) && [[ $1 == -h || $1 == --help ]]; then
+  script_help
+  exit 0
+fi
 (($# == 2)) || { echo "usage: check-sdist.sh VENV OUTDIR (--help says more)" >&2; exit 2; }
 venv=$1 out=$2
 python=$venv/bin/python
-rm -rf "$out"
-mkdir -p "$out"
+[[ -x $python ]] || { echo "check-sdist.sh: VENV '$venv' has no bin/python" >&2; exit 2; }
+rm -rf -- "$out"
+mkdir -p -- "$out"
 out=$(cd "$out" && pwd)
 cd "$out"  # not the checkout, whose build/ folder would pass for the build package
 start=$SECONDS

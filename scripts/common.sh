@@ -12,12 +12,13 @@ script_help() {
 # no_arguments "$@": for a script that takes none: -h or --help prints
 # what it does and exits 0; anything else is refused (exit 2).
 no_arguments() {
-  case ${1-} in
-    '') ;;
-    -h | --help) script_help; exit 0 ;;
-    *) echo "$(basename "$0"): takes no arguments, got '$1' (--help says what it does)" >&2
-       exit 2 ;;
-  esac
+  (($# == 0)) && return
+  if (($# == 1)) && [[ $1 == -h || $1 == --help ]]; then
+    script_help
+    exit 0
+  fi
+  echo "$(basename "$0"): takes no arguments, got '$*' (--help says what it does)" >&2
+  exit 2
 }
 
 # Open MPI refuses to run as root or with more ranks than cores unless told;

@@ -74,10 +74,10 @@ mpidht_status_t mpidht_file_check_name(const mpidht_t *t, const char *doing,
         return MPIDHT_OK;
     mpidht_set_detail(t,
                       "%s '%s': %s: MPI-IO opens '%s%s', %zu bytes, and Open MPI's takes "
-                      "file names of at most %zu bytes here (it copies each into 256 bytes, "
-                      "a longer one aborts the process); a shorter path, e.g. a relative "
-                      "one, works",
+                      "file names of at most %zu bytes here (its ompio copies each into 256 "
+                      "bytes, a longer one aborts the process); a shorter path, e.g. a "
+                      "relative one, works",
                       doing, path, mpidht_strerror(MPIDHT_ERR_FILE_IO),
-                      opened == path ? "" : "<path>", opened + strlen(path), length, limit);
+                      "<path>", opened + strlen(path), length, limit);
     return MPIDHT_ERR_FILE_IO;
 }

@@ -16,7 +16,10 @@
  * MPI's ompio (4.1 here, and the later sources read) copies the name of
  * each file it opens, with ".locktest." and the caller's rank after it,
  * into 256 bytes while it chooses a shared file pointer component; a
- * longer name overflows them (glibc aborts the process). */
+ * longer name overflows them (glibc aborts the process). The limit holds
+ * for any Open MPI, also where ompio was deselected for ROMIO (--mca io
+ * romio321), which takes longer names: which component opens a file is
+ * not known before it is opened. */
 size_t mpidht_file_name_limit(MPI_Comm comm);
 
 /* MPIDHT_OK if `opened` (the name MPI-IO is to open for path: path, or

@@ -101,6 +101,12 @@ static void round_significant(powers_t *p, double x, int digits, int64_t element
         element[0] = element[1] = 0;
         return;
     }
+    /* Below DBL_MIN, 10^e is itself subnormal, with too few bits to place
+     * x among the powers of ten (pow(10, -320) is 9.99989e-321): printf. */
+    if (fabs(x) < DBL_MIN) {
+        round_exactly(x, digits, element);
+        return;
+    }
     int e = decimal_exponent(p, x) - (digits - 1);
     /* 10^e underflows below about 1e-308: scale tiny values up first. */
     double q = e < -290 ? x * 1e100 / pow10_of(p, e + 100) : x / pow10_of(p, e);

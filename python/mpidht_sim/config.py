@@ -162,6 +162,9 @@ def _number(table: Mapping[str, Any], section: str, key: str, default: Any = Non
     if integer and not isinstance(value, int):
         raise ConfigError(f"{where} must be an integer, written without a decimal point or "
                           f"exponent, got {value!r}")
+    if isinstance(value, int) and abs(value).bit_length() > 1023:  # float() overflows
+        raise ConfigError(f"{where} must be below 1.8e308, as any number here, got one of "
+                          f"{len(str(abs(value)))} digits")
     if not math.isfinite(value):
         raise ConfigError(f"{where} must be finite, got {value!r}")
     if positive and value <= 0:

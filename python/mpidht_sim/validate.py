@@ -27,7 +27,7 @@ computed from), rejected hits, and the chemistry and whole-run speedups.
 
 Writes DIR/validation.md (the table, Table 1's shape beside it, and
 whether log beats raw at every pair), DIR/validation.json and
-DIR/validation.png (heat maps of the worst term per pair). Each finished
+DIR/validation.png (heat maps of the worst RMS term per pair). Each finished
 run is kept in DIR/variants/ with its effective configuration and reused
 when the command is run again with the same settings, so an interrupted
 sweep resumes; the reference run is kept in DIR/reference (or taken from
@@ -548,7 +548,8 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
                                       "reference": physics(reference_summary["config"]),
                                       "figures": rows[v.name]}, indent=1))
         r = rows[v.name]
-        print(f"{v.name}: worst term {_fmt(r['worst_rms_term'])} ({r['worst_variable']}), "
+        print(f"{v.name}: worst cell {_fmt(r['worst_max_term'])} ({r['worst_max_variable']}), "
+              f"worst RMS term {_fmt(r['worst_rms_term'])} ({r['worst_variable']}), "
               f"Eq. (2) {_fmt(r['eq2_max'])}, hit rate {r['hit_rate']:.1%} "
               f"({r['approximate_share']:.0%} approximate), interpolated "
               f"{r['interpolated_share']:.1%}, PHREEQC cells {r['phreeqc_ratio']:.1f}x",

@@ -114,6 +114,15 @@ def test_grid_cells_bounded() -> None:
             load(None, {"grid.nx": nx, "grid.ny": ny})
 
 
+@pytest.mark.parametrize("key", ["grid.nx", "time.iterations", "dht.memory_per_worker"])
+def test_whole_numbers_past_a_float_refused(key: str) -> None:
+    """A whole number past a float's range is refused, naming its key (it
+    raised OverflowError, with a traceback)."""
+    with pytest.raises(ConfigError, match=re.escape(
+            f"{key} must be below 1.8e308, as any number here, got one of 401 digits")):
+        load(None, {key: 10**400})
+
+
 @pytest.mark.parametrize("section", ["dht", "interp"])
 def test_memory_at_most_physical(section: str) -> None:
     """A table's memory is at most the machine's physical memory, which the

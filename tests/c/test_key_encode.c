@@ -135,12 +135,17 @@ static void significant_nearest(void)
     EXPECT_ELEMENT(six, 3778.80500000000029, 377881, -2);
     EXPECT_ELEMENT(two, 0.155, 15, -2);                     /* 0.15499999999999999... */
     EXPECT_ELEMENT(SIG3, 2.675, 267, -2);                   /* 2.67499999999999982... */
+    EXPECT_ELEMENT(six, 9.9998886718268301e-321, 999989, -326); /* pow(10, -320) */
+    EXPECT_ELEMENT(SIG3, 9.8813129168249309e-324, 988, -326);   /* 2 * 2^-1074 */
     uint64_t state = 0x2545f4914f6cdd1du;
     for (int trial = 0; trial < 300000; ++trial) {
         state ^= state << 13, state ^= state >> 7, state ^= state << 17;
         int d = 1 + (int)(state % 15);
         double x;
-        if (trial % 4 == 3) {
+        if (trial % 8 == 7) { /* subnormal: 10^e is subnormal too there */
+            uint64_t b = (state >> 4) & ((UINT64_C(1) << 52) - 1);
+            memcpy(&x, &b, sizeof x);
+        } else if (trial % 4 == 3) {
             uint64_t b = (state >> 4) & ~(0x7ffull << 52);
             b |= (uint64_t)(1 + (state >> 9) % 2045) << 52;
             memcpy(&x, &b, sizeof x);
