@@ -766,8 +766,8 @@ const char *mpidht_eviction_name(mpidht_eviction_t eviction);
  *        relative: one unit in the last kept digit of x itself. x / 10^e
  *        in doubles decides, except within a few units in its last place
  *        of a half and below DBL_MIN (subnormal x), where printf does:
- *        always at 15 digits (about 0.2 us
- *        a value here, against 0.017 at 3 to 10 digits).
+ *        always at 15 digits (about 0.2 us a value here, against 0.017
+ *        at 3 to 10 digits).
  *      - MPIDHT_KEY_DECIMAL (POET's): truncated towards zero to `digits`
  *        decimal places (negative: to tens, hundreds, ...): element
  *        (bits of the double trunc(x * 10^digits), digits). Classes are
