@@ -444,7 +444,12 @@ static bool outside(const interp_settings_t *s, const interp_classes_t *c, size_
         }
     }
     for (size_t col = 0; col < d; ++col) {
-        double margin = s->extrapolation * (w->hi[col] - w->lo[col]) + 1e-9;
+        /* The rounding of equal coordinates tolerated: relative to their
+         * size (an absolute 1e-9 let a column of samples spanning 1e-12
+         * take queries 300 ranges away, or one of equal samples scaled
+         * by 1e6 take queries 9e-4 off). */
+        double size = fmax(fabs(w->lo[col]), fabs(w->hi[col]));
+        double margin = s->extrapolation * (w->hi[col] - w->lo[col]) + 1e-12 * size;
         if (uq[col] < w->lo[col] - margin || uq[col] > w->hi[col] + margin)
             return true;
     }
@@ -483,7 +488,10 @@ static interp_check_t predict_one(const interp_settings_t *s, const interp_class
     for (size_t col = 0; col < d; ++col) {
         values[col] = s->ignored[col] ? w->pred[col] : x[col] + w->pred[col];
         estimate[col] = w->err[col];
-        within_tolerance = within_tolerance && w->err[col] <= s->tolerance[col]; /* NaN: no */
+        /* A fit that failed (NaN values, an infinite estimate) is never
+         * within tolerance, even an infinite one; a NaN compares false. */
+        within_tolerance = within_tolerance && isfinite(values[col]) &&
+                           isfinite(w->err[col]) && w->err[col] <= s->tolerance[col];
     }
     if (!within_tolerance)
         return INTERP_ERROR_ESTIMATE;

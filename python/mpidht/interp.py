@@ -40,9 +40,13 @@ one that failed):
 4. ``OUTSIDE``: the query lies outside the box the samples used span, in
    some column by more than ``extrapolation`` times the samples' range
    there (a prediction would extrapolate; a column in which the samples
-   do not vary must match them).
+   do not vary must match them, to within 1e-12 of the coordinates' size
+   for rounding; coordinates are after ``scale`` and the log).
 5. ``ERROR_ESTIMATE``: the error estimate (``estimate``) exceeds
-   ``tolerance`` in some column of the change: ``LEAVE_ONE_OUT``, the
+   ``tolerance`` in some column of the change, or the fit failed (a
+   value that is not finite, or an infinite estimate, as ``ridge`` 0 can
+   give: rejected whatever the tolerance, an infinite one included):
+   ``LEAVE_ONE_OUT``, the
    largest error of predicting each sample used from the others by the
    same method; or ``STANDARD_ERROR`` (``LINEAR`` only), ``interval``
    times the standard error of the fit's prediction at the query (the
@@ -224,6 +228,14 @@ class Prediction:
         return np.asarray(self.check == Check.ACCEPTED)
 
 
+def _columns(given: Sequence[int], name: str) -> npt.NDArray[np.int64]:
+    """Column numbers given as integers (0.5 was truncated to column 0)."""
+    a = np.asarray(given)
+    if a.size and a.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be column numbers (integers), got {list(given)!r}")
+    return a.astype(np.int64)
+
+
 class _Plan:
     """Settings and key columns turned into the arrays a prediction uses,
     checked once (``Neighbours`` keeps one; ``predict_from`` makes one)."""
@@ -243,9 +255,9 @@ class _Plan:
                                          (d,)).copy()
         if not (self.tolerance >= 0).all():
             raise ValueError(f"tolerance must be >= 0 in every column, got {self.tolerance}")
-        self.presence = np.asarray(settings.presence, dtype=np.int64)
-        self.nonnegative = np.asarray(settings.nonnegative, dtype=np.int64)
-        self.ignored = np.asarray(settings.ignored, dtype=np.int64)
+        self.presence = _columns(settings.presence, "presence")
+        self.nonnegative = _columns(settings.nonnegative, "nonnegative")
+        self.ignored = _columns(settings.ignored, "ignored")
         for name, idx in (("presence", self.presence), ("nonnegative", self.nonnegative),
                           ("ignored", self.ignored)):
             if idx.size and not ((idx >= 0) & (idx < d)).all():

@@ -63,6 +63,19 @@ class KeyColumn:
     log: bool = False
     floor: float = 0.0
 
+    def __post_init__(self) -> None:
+        # Integers only: 2.7 digits were truncated to 2, a rounding of 0.9
+        # to SIGNIFICANT, "3" taken as 3. The ranges are the library's to
+        # refuse (ERR_KEY_COLUMN), when the column is used.
+        for name in ("rounding", "digits"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"KeyColumn.{name} must be an integer, got {value!r}")
+        if int(self.rounding) not in {int(r) for r in Rounding}:
+            raise ValueError(f"KeyColumn.rounding must be one of "
+                             f"{', '.join(r.name for r in Rounding)}, got {self.rounding!r}")
+        object.__setattr__(self, "rounding", Rounding(int(self.rounding)))
+
 
 #: Beyond any column's range of digits, within a C int.
 _DIGITS_CLAMP = 1 << 30

@@ -550,3 +550,52 @@ def test_queries_sharing_a_class_predict_as_each_alone(comm: MPI.Intracomm,
     assert np.array_equal(p.values, alone.values, equal_nan=True)
     assert np.array_equal(p.estimate, alone.estimate, equal_nan=True)
     assert p.used.tolist() == alone.used.tolist()
+
+
+def test_outside_is_relative_to_the_samples_size() -> None:
+    """The box check tolerates rounding relative to the coordinates' size:
+    an absolute 1e-9 let samples spanning 1e-12 take a query 300 ranges
+    away (extrapolation 0), and equal samples scaled by 1e6 a query 9e-4
+    off."""
+    one = [KeyColumn(Rounding.SIGNIFICANT, 1)]
+    xs = np.linspace(1e-12, 2e-12, 6).reshape(1, 6, 1)
+    for estimate in Estimate:
+        settings = Settings(tolerance=1e-3, method=Method.LINEAR, estimate=estimate, slots=6,
+                            min_neighbours=4, extrapolation=0.0)
+        p = predict_from([[3e-10]], xs, xs + 1e18 * xs ** 2, [6], one, settings)
+        assert p.check[0] == Check.OUTSIDE
+    two = [KeyColumn(Rounding.SIGNIFICANT, 1)] * 2
+    rng = np.random.default_rng(0)
+    xs2 = np.stack([rng.uniform(1, 2, 8), np.full(8, 5.0)], axis=1).reshape(1, 8, 2)
+    for scale in (1.0, 1e6):
+        settings = Settings(tolerance=1e-3, scale=[1.0, scale], method=Method.LINEAR, slots=8,
+                            min_neighbours=4)
+        inside = predict_from([[1.5, 5.0]], xs2, 1.01 * xs2, [8], two, settings)
+        assert inside.check[0] == Check.ACCEPTED
+        off = predict_from([[1.5, 5.0009]], xs2, 1.01 * xs2, [8], two, settings)
+        assert off.check[0] == Check.OUTSIDE
+
+
+def test_a_failed_fit_is_never_accepted() -> None:
+    """ridge 0 with a column the samples do not vary in: the fit fails
+    (NaN values, an infinite estimate), which no tolerance accepts, an
+    infinite one included (inf <= inf accepted NaN values)."""
+    two = [KeyColumn(Rounding.SIGNIFICANT, 2)] * 2
+    rng = np.random.default_rng(0)
+    xs = np.stack([rng.uniform(1, 2, 8), np.full(8, 5.0)], axis=1).reshape(1, 8, 2)
+    for tolerance in (1e-3, float("inf")):
+        settings = Settings(tolerance=tolerance, method=Method.LINEAR, ridge=0.0, slots=8,
+                            min_neighbours=4)
+        p = predict_from([[1.5, 5.0]], xs, 1.01 * xs, [8], two, settings)
+        assert p.check[0] == Check.ERROR_ESTIMATE and not p.accepted[0]
+
+
+@pytest.mark.parametrize("name", ["ignored", "presence", "nonnegative"])
+def test_column_numbers_must_be_integers(name: str) -> None:
+    """Column numbers given as 0.5 were truncated to column 0."""
+    xs = np.ones((1, 4, 2))
+    fields: dict[str, Any] = {name: [0.5]}  # what a caller's untyped code may pass
+    settings = Settings(tolerance=1e-3, slots=4, min_neighbours=1, **fields)
+    with pytest.raises(TypeError, match=f"{name} must be column numbers"):
+        predict_from([[1.0, 1.0]], xs, xs, [4], [KeyColumn(Rounding.SIGNIFICANT, 1)] * 2,
+                     settings)

@@ -164,3 +164,15 @@ def test_distinct_of_encoded_keys_groups_equal_inputs() -> None:
 def test_distinct_refuses_what_are_not_rows_of_bytes(keys: np.ndarray) -> None:
     with pytest.raises(ValueError, match="rows of bytes"):
         distinct(keys)
+
+
+@pytest.mark.parametrize("rounding,digits,error", [
+    (SIG, 2.7, TypeError), (SIG, "3", TypeError), (SIG, True, TypeError),
+    (0.9, 3, TypeError), (7, 3, ValueError)])
+def test_column_fields_must_be_integers(rounding: object, digits: object,
+                                        error: type[Exception]) -> None:
+    """2.7 digits were truncated to 2 and a rounding of 0.9 to SIGNIFICANT;
+    now refused when the column is made. A plain int rounding is taken."""
+    with pytest.raises(error, match="KeyColumn.(rounding|digits)"):
+        KeyColumn(rounding, digits)  # type: ignore[arg-type]
+    assert KeyColumn(0, 3).rounding is Rounding.SIGNIFICANT  # type: ignore[arg-type]
