@@ -151,7 +151,7 @@ extern "C" {
       "of the struct this library knows: set it with the struct's "            \
       "MPIDHT_..._INIT")                                                       \
     X(MPIDHT_ERR_UNKNOWN_EVICTION, 30, "unknown eviction policy")              \
-    X(MPIDHT_ERR_TIMEOUT_SETTING, 31, "timeout must be a number of "           \
+    X(MPIDHT_ERR_TIMEOUT_SETTING, 31, "timeout must be a finite number of "    \
       "seconds, 0 or more (0 = wait forever)")                                 \
     X(MPIDHT_ERR_UPDATE_ACTION, 32, "the update function returned neither "    \
       "MPIDHT_KEEP, MPIDHT_STORE nor MPIDHT_DELETE")                           \
@@ -666,7 +666,9 @@ mpidht_status_t mpidht_clear(mpidht_t *table);
                     "that met a bucket being rewritten")                       \
     X(timeouts, "calls and batch rows that gave up with MPIDHT_ERR_TIMEOUT "   \
                 "(counted nowhere else)")                                      \
-    X(atomic_updates, "updates that completed (single calls and batch rows)")
+    X(atomic_updates, "updates that ran their function under the key's lock "  \
+                      "(single calls and batch rows; one that returned an "   \
+                      "invalid action, the key kept, included)")
 
 typedef struct mpidht_stats {
     size_t struct_size; /* set with MPIDHT_STATS_INIT */

@@ -514,7 +514,8 @@ class Table:
         key_dtype: None (default): keys are bytes, and arrays are taken as
             their raw bytes, so an int64 array never matches float64 keys of
             the same numbers and -0.0 misses an entry written under 0.0. A
-            numeric dtype (e.g. ``np.float64``): keys given as numbers (any
+            bool, integer or float dtype (e.g. ``np.float64``; not complex):
+            keys given as numbers (any
             array, list or scalar; not bytes objects) are converted to it
             first, and only where every key keeps its value: integers within
             an integer dtype's range, integers and floats that a float

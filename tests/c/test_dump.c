@@ -58,7 +58,11 @@ static void round_trips(const char *file)
                          mpidht_protocol_name(from), mpidht_protocol_name(to));
             mpidht_t *target = make_table(to, roomy() * 2);
             mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
+            /* The statistics stay as they were: restore counts nothing. */
+            CHECK_OK(mpidht_stats_local(target, &before));
             CHECK_OK(mpidht_restore(target, file, &r));
+            CHECK_OK(mpidht_stats_local(target, &after));
+            CHECK(memcmp(&before, &after, sizeof before) == 0);
             check_report(&r, IDS, IDS, 0, 0);
             CHECK(digest_equal(digest_table(target, KEY, VALUE), expect));
             /* Every entry is where reads find it (a sample, batched). */
