@@ -52,7 +52,9 @@ mpidht_status_t mpidht_file_write_at(MPI_File fh, uint64_t offset,
                     MPIDHT_ERR_FILE_IO);
 }
 
-size_t mpidht_file_name_limit(MPI_Comm comm)
+/* The longest file name (bytes, without the NUL) MPI-IO opens on comm
+ * (mpidht_file_check_name); SIZE_MAX where no limit is known. */
+static size_t name_limit(MPI_Comm comm)
 {
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int length = 0, size = 1;
@@ -69,15 +71,15 @@ size_t mpidht_file_name_limit(MPI_Comm comm)
 mpidht_status_t mpidht_file_check_name(const mpidht_t *t, const char *doing,
                                        const char *path, const char *opened)
 {
-    size_t limit = mpidht_file_name_limit(t->comm), length = strlen(opened);
+    size_t limit = name_limit(t->comm), length = strlen(opened);
     if (length <= limit)
         return MPIDHT_OK;
     mpidht_set_detail(t,
-                      "%s '%s': %s: MPI-IO opens '%s%s', %zu bytes, and Open MPI's takes "
+                      "%s '%s': %s: MPI-IO opens '<path>%s', %zu bytes, and Open MPI's takes "
                       "file names of at most %zu bytes here (its ompio copies each into 256 "
                       "bytes, a longer one aborts the process); a shorter path, e.g. a "
                       "relative one, works",
                       doing, path, mpidht_strerror(MPIDHT_ERR_FILE_IO),
-                      "<path>", opened + strlen(path), length, limit);
+                      opened + strlen(path), length, limit);
     return MPIDHT_ERR_FILE_IO;
 }

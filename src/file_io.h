@@ -11,22 +11,17 @@
 
 #include "mpidht.h"
 
-/* The longest file name (bytes, without the NUL) that this MPI's MPI-IO
- * opens on comm without harm; SIZE_MAX where no limit is known. Open
- * MPI's ompio (4.1 here, and the later sources read) copies the name of
- * each file it opens, with ".locktest." and the caller's rank after it,
- * into 256 bytes while it chooses a shared file pointer component; a
- * longer name overflows them (glibc aborts the process). The limit holds
- * for any Open MPI, also where ompio was deselected for ROMIO (--mca io
- * romio321), which takes longer names: which component opens a file is
- * not known before it is opened. */
-size_t mpidht_file_name_limit(MPI_Comm comm);
-
 /* MPIDHT_OK if `opened` (the name MPI-IO is to open for path: path, or
- * path with a suffix) is within mpidht_file_name_limit of t's
- * communicator; else MPIDHT_ERR_FILE_IO, on every process alike (the path
- * is the same everywhere), with a detail that starts with `doing` and
- * path. */
+ * path with a suffix) is a name this MPI's MPI-IO opens on t's
+ * communicator without harm; else MPIDHT_ERR_FILE_IO, on every process
+ * alike (the path is the same everywhere), with a detail that starts with
+ * `doing` and path. Open MPI's ompio (4.1 here, and the later sources
+ * read) copies the name of each file it opens, with ".locktest." and the
+ * caller's rank after it, into 256 bytes while it chooses a shared file
+ * pointer component; a longer name overflows them (glibc aborts the
+ * process). The limit holds for any Open MPI, also where ompio was
+ * deselected for ROMIO (--mca io romio321), which takes longer names:
+ * which component opens a file is not known before it is opened. */
 mpidht_status_t mpidht_file_check_name(const mpidht_t *t, const char *doing,
                                        const char *path, const char *opened);
 
