@@ -3,15 +3,17 @@
  * other MPI calls, calling mpidht_progress between short slices, while
  * the other ranks write and read back their keys in its buckets and
  * update one shared counter there. Every value read back is the one
- * written, and the counter ends exact. mpidht_progress on a NULL handle is
- * refused. (How much it shortens the others' waits is measured by
+ * written, and the counter ends exact. Afterwards, a thousand calls on
+ * every rank change neither the table's content (every entry, through
+ * local iteration) nor any rank's statistics. mpidht_progress on a NULL
+ * handle is refused. (How much it shortens the others' waits is measured by
  * bench/progress.c, not asserted here.)
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
 #include <time.h>
 
-#include "test_util.h"
+#include "table_digest.h"
 
 enum { KEY_SIZE = 16, VALUE_SIZE = 64, KEYS = 40, TAG = 3 };
 
@@ -25,6 +27,15 @@ static mpidht_update_action_t add_one(size_t index, const void *key, void *value
     ++n;
     memcpy(value, &n, sizeof n);
     return MPIDHT_STORE;
+}
+
+/* Whether two statistics structs hold the same counters. */
+static bool same_stats(const mpidht_stats_t *a, const mpidht_stats_t *b)
+{
+    for (int i = 0; i < MPIDHT_STATS_COUNT; ++i)
+        if (mpidht_stats_value(a, i) != mpidht_stats_value(b, i))
+            return false;
+    return true;
 }
 
 /* Spins for about us microseconds without MPI. */
@@ -97,6 +108,18 @@ int main(int argc, char **argv)
         CHECK_OK(mpidht_read(table, counter, out));
         memcpy(&n, out, sizeof n);
         CHECK(n == (uint64_t)KEYS * (uint64_t)(size == 1 ? 1 : size - 1));
+        MPI_Barrier(MPI_COMM_WORLD);
+        mpidht_stats_t stats_before = MPIDHT_STATS_INIT, stats_after = MPIDHT_STATS_INIT;
+        CHECK_OK(mpidht_stats_local(table, &stats_before));
+        table_digest_t before = digest_table(table, KEY_SIZE, VALUE_SIZE);
+        for (int i = 0; i < 1000; ++i)
+            CHECK_OK(mpidht_progress(table));
+        MPI_Barrier(MPI_COMM_WORLD);
+        table_digest_t after = digest_table(table, KEY_SIZE, VALUE_SIZE);
+        CHECK_OK(mpidht_stats_local(table, &stats_after));
+        CHECK(before.entries == (uint64_t)KEYS * (uint64_t)(size == 1 ? 1 : size - 1) + 1);
+        CHECK(after.entries == before.entries && after.sum == before.sum);
+        CHECK(same_stats(&stats_before, &stats_after));
         MPI_Barrier(MPI_COMM_WORLD);
         CHECK_OK(mpidht_free(&table));
     }
