@@ -7,7 +7,19 @@
  * stopped by bench/run-suite.sh, not by this program.
  *
  * Keys are the drawn integer written as 16 hex digits, padded to
- * --key-size bytes; values are --value-size bytes.
+ * --key-size bytes; values are --value-size bytes, the key's hex digits
+ * repeated, so that each value read can be checked. Every reply is
+ * checked (outside nothing: checking is part of a client's work): a write
+ * must be acknowledged as stored, a read must return its key's value or
+ * nothing, and every key written in the write phase must be found in the
+ * read phase. Anything else ends the run with a message and exit status
+ * 1, so that a server's errors are never timed as results.
+ *
+ * Pipelining is each client library's own: hiredis sends --depth commands
+ * and then reads their replies; libmemcached sends a batch's sets from its
+ * request buffer and reads their replies only when that buffer purges
+ * (here hundreds of sets later), and a batch's reads go out as one
+ * multi-get. A phase's time ends after every reply has been read.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -87,9 +99,10 @@ static int parse(int argc, char **argv, options_t *o)
     return o->store && o->port ? 0 : 1;
 }
 
-/* One request of a batch: the key, and whether it writes. */
+/* One request of a batch: the key, its id, and whether it writes. */
 typedef struct {
     char key[256];
+    uint64_t id;
     bool write;
 } request_t;
 
@@ -105,6 +118,27 @@ static void die(const char *what, const char *detail)
 {
     fprintf(stderr, "mpidht_server_bench: %s: %s\n", what, detail);
     MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* The value of key id: its 16 hex digits, repeated to len bytes. */
+static void make_value(char *value, size_t len, uint64_t id)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < len; ++i)
+        value[i] = digits[(id >> (4 * (15 - i % 16))) & 15];
+}
+
+/* Dies unless the len bytes at got are the value of request r. */
+static void check_value(client_t *c, const request_t *r, const char *got, size_t len)
+{
+    size_t vlen = c->o->value_size;
+    make_value(c->value, vlen, r->id);
+    if (len != vlen || memcmp(got, c->value, vlen) != 0) {
+        char detail[512];
+        snprintf(detail, sizeof detail, "key %.16s: %zu bytes read, not the %zu-byte value "
+                                        "written", r->key, len, vlen);
+        die("wrong value", detail);
+    }
 }
 
 static void connect_client(client_t *c)
@@ -131,6 +165,8 @@ static void run_batch(client_t *c, request_t *req, unsigned n)
     if (c->redis) {
         for (unsigned i = 0; i < n; ++i) {
             const char *key = req[i].key;
+            if (req[i].write)
+                make_value(c->value, vlen, req[i].id); /* hiredis copies it */
             int rc = req[i].write
                          ? redisAppendCommand(c->redis, "SET %b %b", key, klen, c->value, vlen)
                          : redisAppendCommand(c->redis, "GET %b", key, klen);
@@ -141,8 +177,18 @@ static void run_batch(client_t *c, request_t *req, unsigned n)
             redisReply *reply = NULL;
             if (redisGetReply(c->redis, (void **)&reply) != REDIS_OK || !reply)
                 die("redis", c->redis->errstr);
-            if (!req[i].write && reply->type == REDIS_REPLY_NIL)
+            if (reply->type == REDIS_REPLY_ERROR)
+                die(req[i].write ? "redis SET" : "redis GET", reply->str);
+            if (req[i].write) {
+                if (reply->type != REDIS_REPLY_STATUS || strcmp(reply->str, "OK") != 0)
+                    die("redis SET", "a reply other than OK");
+            } else if (reply->type == REDIS_REPLY_NIL) {
                 c->misses++;
+            } else if (reply->type == REDIS_REPLY_STRING) {
+                check_value(c, &req[i], reply->str, reply->len);
+            } else {
+                die("redis GET", "a reply neither a value nor nil");
+            }
             freeReplyObject(reply);
         }
         return;
@@ -151,13 +197,16 @@ static void run_batch(client_t *c, request_t *req, unsigned n)
      * the gets of a batch as one multi-get. */
     const char *keys[1024];
     size_t lens[1024];
+    const request_t *asked[1024];
     unsigned gets = 0;
     for (unsigned i = 0; i < n; ++i) {
         if (req[i].write) {
+            make_value(c->value, vlen, req[i].id);
             memcached_return_t rc = memcached_set(c->mc, req[i].key, klen, c->value, vlen, 0, 0);
             if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_BUFFERED)
                 die("memcached set", memcached_strerror(c->mc, rc));
         } else {
+            asked[gets] = &req[i];
             keys[gets] = req[i].key;
             lens[gets++] = klen;
         }
@@ -172,10 +221,37 @@ static void run_batch(client_t *c, request_t *req, unsigned n)
     unsigned found = 0;
     memcached_result_st *result;
     while ((result = memcached_fetch_result(c->mc, NULL, &rc)) != NULL) {
+        /* which of the keys asked for (a key may be asked for twice) */
+        const char *key = memcached_result_key_value(result);
+        unsigned k = 0;
+        while (k < gets && (memcached_result_key_length(result) != klen ||
+                            memcmp(asked[k]->key, key, klen) != 0))
+            ++k;
+        if (k == gets)
+            die("memcached get", "a value for a key not asked for");
+        check_value(c, asked[k], memcached_result_value(result), memcached_result_length(result));
         found++;
         memcached_result_free(result);
     }
+    if (rc != MEMCACHED_END && rc != MEMCACHED_NOTFOUND && rc != MEMCACHED_SUCCESS)
+        die("memcached get", memcached_strerror(c->mc, rc));
+    if (found > gets)
+        die("memcached get", "more values than keys asked for");
     c->misses += gets - found;
+}
+
+/* Reads every reply still owed, so that a phase's time includes them: a
+ * multi-get first reads the replies of every set sent before it. Dies
+ * if a set was refused. */
+static void drain(client_t *c, const request_t *last)
+{
+    if (!c->mc)
+        return; /* hiredis has read every reply of each batch */
+    request_t probe = *last;
+    probe.write = false;
+    unsigned long misses = c->misses;
+    run_batch(c, &probe, 1);
+    c->misses = misses;
 }
 
 int main(int argc, char **argv)
@@ -223,15 +299,17 @@ int main(int argc, char **argv)
                                      : 1 + keygen_next(&keys) % o.range;
                 snprintf(req[i].key, sizeof req[i].key, "%016" PRIx64 "%0*d", id,
                          (int)(o.key_size - 16), 0);
+                req[i].id = id;
                 req[i].write = ph == 0 || (ph == 2 && keygen_next(&mix) % 100 >= o.read_percent);
             }
             run_batch(&c, req, n);
             done += n;
         }
+        drain(&c, &req[0]);
         double elapsed = MPI_Wtime() - t0, slowest = 0;
         uint64_t misses = 0;
         MPI_Reduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        MPI_Reduce(&c.misses, &misses, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+        MPI_Allreduce(&c.misses, &misses, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
         if (rank == 0) {
             double total = (double)o.ops * size, rate = total / slowest;
             /* Time per request on one connection (for a pipeline, the
@@ -247,6 +325,19 @@ int main(int argc, char **argv)
                         ph ? "," : "", label, phases[ph], o.zipf ? "zipf" : "uniform", size,
                         total, rate, mean_us, misses);
         }
+        if (misses > 0) { /* the read and mixed phases read keys written before */
+            if (rank == 0)
+                fprintf(stderr, "mpidht_server_bench: %" PRIu64 " reads of keys written in the "
+                                "write phase found nothing: the server lost writes; no results "
+                                "written\n", misses);
+            exit_code = 1;
+            break;
+        }
+    }
+    if (json && exit_code != 0) {
+        fclose(json);
+        remove(o.json);
+        json = NULL;
     }
     if (json) {
         fprintf(json, "\n]\n");
@@ -259,5 +350,5 @@ int main(int argc, char **argv)
     free(req);
     free(c.value);
     MPI_Finalize();
-    return 0;
+    return exit_code;
 }
