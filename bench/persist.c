@@ -4,7 +4,12 @@
  * values (the papers' sizes), then, --repeat times: mpidht_dump to a file,
  * and mpidht_restore of it into a fresh, empty table of the same size.
  * Each phase's time is the slowest rank's; throughput is the file's size
- * over that time. The dump's time includes MPI_File_sync; the restore
+ * over that time. After each restore (untimed) the fresh table is checked,
+ * or the run fails: every entry must be one the table dumped held, with
+ * its value, and their number the entries dumped less those the restore
+ * reports it evicted (records placed in another order than they were
+ * written can find every candidate taken, even in a table of the same
+ * size). The dump's time includes MPI_File_sync; the restore
  * reads a file the page cache probably still holds.
  *
  *   mpirun -np 4 ./mpidht_bench_persist [--memory BYTES] [--fill F]
@@ -122,7 +127,51 @@ static mpidht_t *make_table(const options_t *o)
     return table;
 }
 
-/* Distinct keys dealt round-robin; returns the entries the table holds. */
+/* The id of an entry as fill() writes it, or UINT64_MAX if the key and
+ * value are not such an entry. */
+static uint64_t entry_id(const unsigned char *key, const unsigned char *value)
+{
+    uint64_t id;
+    memcpy(&id, key, sizeof id);
+    for (size_t i = sizeof id; i < KEY; ++i)
+        if (key[i] != 0x5a)
+            return UINT64_MAX;
+    for (size_t i = 0; i < VALUE; ++i)
+        if (value[i] != (unsigned char)(id & 0xff))
+            return UINT64_MAX;
+    return id;
+}
+
+/* The entries the table holds, over all processes; fails the run if one
+ * is not an entry fill() wrote (below limit), with its value. Collective. */
+static uint64_t count_entries(mpidht_t *table, uint64_t limit)
+{
+    static unsigned char keys[BATCH * KEY], values[BATCH * VALUE];
+    uint64_t mine = 0, wrong = 0, cursor = 0;
+    size_t count;
+    do {
+        mpidht_status_t st = mpidht_local_next(table, &cursor, BATCH, keys, values, &count);
+        if (st != MPIDHT_OK)
+            fail("cannot iterate", st);
+        for (size_t i = 0; i < count; ++i)
+            wrong += entry_id(keys + i * KEY, values + i * VALUE) >= limit;
+        mine += count;
+    } while (count > 0);
+    uint64_t local[2] = {mine, wrong}, all[2];
+    MPI_Allreduce(local, all, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (all[1] > 0) {
+        int rank;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (rank == 0)
+            fprintf(stderr, "mpidht_bench_persist: %" PRIu64 " of %" PRIu64 " entries are not "
+                            "ones written, or hold another value\n", all[1], all[0]);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return all[0];
+}
+
+/* Distinct keys dealt round-robin; returns how many were dealt (their
+ * ids are below it). */
 static uint64_t fill(mpidht_t *table, const options_t *o, int rank, int size)
 {
     mpidht_info_t info = MPIDHT_INFO_INIT;
@@ -143,35 +192,21 @@ static uint64_t fill(mpidht_t *table, const options_t *o, int rank, int size)
         }
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    uint64_t mine = 0, all = 0, cursor = 0;
-    size_t count;
-    do {
-        mpidht_status_t st = mpidht_local_next(table, &cursor, BATCH, keys, values, &count);
-        if (st != MPIDHT_OK)
-            fail("cannot iterate", st);
-        mine += count;
-    } while (count > 0);
-    MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    return all;
+    return target;
 }
 
-/* Seconds the slowest rank spent in the call. */
-static double timed(mpidht_status_t (*phase)(mpidht_t *, const char *), mpidht_t *table,
-                    const char *file, const char *what)
+/* Seconds the slowest rank spent in a dump of table to file (report
+ * NULL) or a restore of it into table (its report into *report). */
+static double timed(mpidht_t *table, const char *file, mpidht_restore_report_t *report)
 {
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    mpidht_status_t st = phase(table, file);
+    mpidht_status_t st = report ? mpidht_restore(table, file, report) : mpidht_dump(table, file);
     double mine = MPI_Wtime() - t0, slowest = 0;
     if (st != MPIDHT_OK)
-        fail(what, st);
+        fail(report ? "restore failed" : "dump failed", st);
     MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return slowest;
-}
-
-static mpidht_status_t restore_phase(mpidht_t *table, const char *file)
-{
-    return mpidht_restore(table, file, NULL);
 }
 
 int main(int argc, char **argv)
@@ -191,32 +226,43 @@ int main(int argc, char **argv)
         return 1;
     }
     mpidht_t *table = make_table(&o);
-    uint64_t entries = fill(table, &o, rank, size);
+    uint64_t dealt = fill(table, &o, rank, size);
+    uint64_t entries = count_entries(table, dealt);
     if (rank == 0) {
-        printf("%5s %-8s %10s %9s %6s %9s %9s\n", "ranks", "protocol", "entries", "file MB",
-               "round", "dump MB/s", "rest MB/s");
+        printf("%5s %-8s %10s %9s %6s %9s %9s %8s\n", "ranks", "protocol", "entries", "file MB",
+               "round", "dump MB/s", "rest MB/s", "evicted");
         if (json)
             fprintf(json, "[\n");
     }
     for (int r = 0; r < o.repeat; ++r) {
-        double dump_s = timed(mpidht_dump, table, o.file, "dump failed");
+        double dump_s = timed(table, o.file, NULL);
         mpidht_t *fresh = make_table(&o);
-        double restore_s = timed(restore_phase, fresh, o.file, "restore failed");
+        mpidht_restore_report_t report = MPIDHT_RESTORE_REPORT_INIT;
+        double restore_s = timed(fresh, o.file, &report);
+        uint64_t restored = count_entries(fresh, dealt);
+        if (report.entries != entries || restored + report.evicted != entries) {
+            if (rank == 0)
+                fprintf(stderr, "mpidht_bench_persist: %" PRIu64 " entries dumped, %" PRIu64
+                                " records restored, %" PRIu64 " evicted, but the table "
+                                "holds %" PRIu64 "\n",
+                        entries, report.entries, report.evicted, restored);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
         mpidht_free(&fresh);
         if (rank != 0)
             continue;
         struct stat sb;
         double mb = stat(o.file, &sb) == 0 ? (double)sb.st_size / 1e6 : 0;
-        printf("%5d %-8s %10" PRIu64 " %9.1f %6d %9.1f %9.1f\n", size,
+        printf("%5d %-8s %10" PRIu64 " %9.1f %6d %9.1f %9.1f %8" PRIu64 "\n", size,
                mpidht_protocol_name(o.protocol), entries, mb, r + 1, mb / dump_s,
-               mb / restore_s);
+               mb / restore_s, report.evicted);
         if (json)
             fprintf(json,
                     "  {\"ranks\": %d, \"protocol\": \"%s\", \"entries\": %" PRIu64
                     ", \"megabytes\": %.3f, \"round\": %d, \"dump_seconds\": %.6f, "
-                    "\"restore_seconds\": %.6f}%s\n",
+                    "\"restore_seconds\": %.6f, \"restore_evicted\": %" PRIu64 "}%s\n",
                     size, mpidht_protocol_name(o.protocol), entries, mb, r + 1, dump_s,
-                    restore_s, r + 1 < o.repeat ? "," : "");
+                    restore_s, report.evicted, r + 1 < o.repeat ? "," : "");
     }
     if (json) {
         fprintf(json, "]\n");

@@ -617,8 +617,13 @@ typedef struct mpidht_restore_report {
  *   MPIDHT_ERR_FILE_CORRUPT or MPIDHT_ERR_MPI). The statistics are not
  *   changed. *report, if not NULL, receives the totals over all processes
  *   (its struct_size is checked before anything else: MPIDHT_ERR_STRUCT_SIZE).
- *   A report with evicted > 0 means that the table was too small for the
- *   file and that many entries were overwritten.
+ *   A report with evicted > 0 means that that many records found every
+ *   candidate bucket of their key taken and overwrote an entry: the table
+ *   is too small for the file, or, even at the size and process count the
+ *   file came from, the records arrive in another order than they were
+ *   first written (placement is greedy; measured restoring into a table
+ *   like the one dumped, 2 processes: 0.003 % of the entries with a
+ *   quarter of the buckets filled, 0.2 % with half, 4 % with 90 %).
  * Returns: the same status on every process: MPIDHT_OK;
  *   MPIDHT_ERR_PATH_MISMATCH; MPIDHT_ERR_FILE_IO (cannot open or read, or
  *   not a regular file: a directory, a FIFO, or a path too long for Open
