@@ -31,18 +31,25 @@
  *
  * Keys are the drawn integer in key_size bytes, so every rank draws from
  * one key space and zipf keys collide across ranks as in the paper. Each
+ * value carries its key's integer (in its first and last 8 bytes, or all
+ * of a shorter value), and every value read is checked against its key
+ * after the call, outside the timed interval: a read that returned
+ * another key's value or a torn one ends the run with a message. Each
  * operation is timed with the cycle counter (clock_gettime is too coarse
  * on the machines measured); latency percentiles come from all ranks'
- * samples; throughput is all operations (keys) over the slowest rank's
- * time.
+ * samples, and beside them the p50 of the rank whose p50 is the highest
+ * (p50_slowest_us); throughput is all operations (keys) over the slowest
+ * rank's time.
  * Output: a table on stdout, and --csv / --json files.
  */
+#define _DEFAULT_SOURCE /* madvise */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include <mpi.h>
@@ -279,7 +286,7 @@ static double ticks_per_us(void)
 typedef struct {
     const char *protocol, *phase;
     unsigned long batch; /* keys per call; 1 = single calls */
-    double ops_per_s, p50_us, p99_us, mean_us;
+    double ops_per_s, p50_us, p99_us, mean_us, p50_slowest_us;
     uint64_t ops, misses, checksum_mismatches, lock_retries;
 } result_t;
 
@@ -301,8 +308,19 @@ static void summarise(float *samples, unsigned long n, unsigned long keys, doubl
     MPI_Reduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     float *all = rank == 0 ? malloc(sizeof *all * n * (size_t)size) : NULL;
     MPI_Gather(samples, (int)n, MPI_FLOAT, all, (int)n, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    /* this rank's own p50 (samples is free to reorder now), the highest
+     * of them to rank 0 */
+    qsort(samples, n, sizeof *samples, compare_float);
+    float own = samples[n / 2], highest = 0;
+    MPI_Reduce(&own, &highest, 1, MPI_FLOAT, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank != 0)
         return;
+    if (!all) {
+        fprintf(stderr, "mpidht_bench: out of memory for %zu latency samples\n",
+                n * (size_t)size);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    r->p50_slowest_us = highest;
     size_t total = n * (size_t)size;
     qsort(all, total, sizeof *all, compare_float);
     double sum = 0;
@@ -321,6 +339,7 @@ typedef struct {
     keygen_zipf_t zipf;
     double tpu; /* ticks per µs */
     unsigned char *keys, *values; /* --batch rows of key_size, value_size */
+    uint64_t *ids;                /* the integer of each row's key */
     unsigned char *found;         /* --batch flags for mpidht_read_batch */
     float *samples;
 } bench_t;
@@ -336,6 +355,23 @@ static void make_key(bench_t *b, size_t row, uint64_t id)
     unsigned char *key = b->keys + row * b->o->key_size;
     memset(key, 0, b->o->key_size);
     memcpy(key, &id, sizeof id);
+    b->ids[row] = id;
+}
+
+/* Puts id into a value: its first and its last 8 bytes (overlapping in a
+ * value under 16 bytes, truncated in one under 8). */
+static void mark_value(unsigned char *value, size_t size, uint64_t id)
+{
+    size_t n = size < sizeof id ? size : sizeof id;
+    memcpy(value, &id, n);
+    memcpy(value + size - n, &id, n);
+}
+
+/* Whether value carries id as mark_value puts it. */
+static bool marked(const unsigned char *value, size_t size, uint64_t id)
+{
+    size_t n = size < sizeof id ? size : sizeof id;
+    return memcmp(value, &id, n) == 0 && memcmp(value + size - n, &id, n) == 0;
 }
 
 static void check(mpidht_status_t st, const char *what)
@@ -352,16 +388,29 @@ static void check(mpidht_status_t st, const char *what)
 static float timed_call(bench_t *b, mpidht_t *t, keygen_rng_t *keys, bool write, bool batched,
                         size_t n, const char *what)
 {
-    for (size_t k = 0; k < n; ++k)
+    size_t vs = b->o->value_size;
+    for (size_t k = 0; k < n; ++k) {
         make_key(b, k, draw(b, keys));
+        if (write)
+            mark_value(b->values + k * vs, vs, b->ids[k]);
+    }
     uint64_t c0 = ticks();
     mpidht_status_t st =
         batched ? (write ? mpidht_write_batch(t, n, b->keys, b->values, NULL)
                          : mpidht_read_batch(t, n, b->keys, b->values, b->found))
                 : (write ? mpidht_write(t, b->keys, b->values, NULL)
                          : mpidht_read(t, b->keys, b->values));
+    uint64_t c1 = ticks();
     check(st, what);
-    return (float)((double)(ticks() - c0) / b->tpu / (double)n);
+    for (size_t k = 0; k < n && !write; ++k) {
+        bool hit = batched ? b->found[k] != 0 : st == MPIDHT_OK;
+        if (hit && !marked(b->values + k * vs, vs, b->ids[k])) {
+            fprintf(stderr, "mpidht_bench: %s: key %" PRIu64 " read a value that is not its "
+                            "own (another key's, or torn)\n", what, b->ids[k]);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    return (float)((double)(c1 - c0) / b->tpu / (double)n);
 }
 
 /* Runs one DHT phase, with calls of `batch` keys in the write and read
@@ -493,6 +542,34 @@ static size_t lockfree_bucket_size(const options_t *o)
     return info.bucket_size;
 }
 
+/* Advises the whole huge pages inside [base, base + bytes) for huge pages,
+ * as mpidht_create does for a table's memory, so that the references'
+ * memory is paged as the table's is (where the system gives huge pages on
+ * advice; elsewhere, and for shared memory it keeps on small pages, the
+ * advice changes nothing). */
+static void advise_huge_pages(void *base, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    unsigned long long size = 0;
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+    if (f) {
+        if (fscanf(f, "%llu", &size) != 1)
+            size = 0;
+        fclose(f);
+    }
+    if (size == 0 || (size & (size - 1)) != 0)
+        return; /* no transparent huge pages */
+    const uintptr_t mask = (uintptr_t)size - 1;
+    uintptr_t start = ((uintptr_t)base + mask) & ~mask;
+    uintptr_t end = ((uintptr_t)base + bytes) & ~mask;
+    if (end > start)
+        (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+#else
+    (void)base;
+    (void)bytes;
+#endif
+}
+
 /* The limits: one-sided get of a bucket-sized block, and a local copy. */
 static void run_reference(bench_t *b, const char *phase, size_t block, result_t *r)
 {
@@ -516,11 +593,18 @@ static void run_reference(bench_t *b, const char *phase, size_t block, result_t 
                                     &win);
         else
             MPI_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+        advise_huge_pages(base, bytes);
         memset(base, 1, bytes); /* touch every page before timing */
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
     } else {
         base = malloc(bytes);
+        if (!base) {
+            fprintf(stderr, "mpidht_bench: out of memory for the memcpy reference's %zu "
+                            "bytes\n", bytes);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        advise_huge_pages(base, bytes);
         memset(base, 1, bytes);
     }
     keygen_rng_t rng = {99 + (uint64_t)rank};
@@ -560,14 +644,16 @@ static void report(const result_t *r, const options_t *o, int ranks, FILE *csv, 
 {
     const char *dist = o->zipf ? "zipf" : "uniform";
     printf("%-9s %-8s %-8s %5d %5lu %10" PRIu64 " %12.0f %9.3f %9.3f %9.3f %8" PRIu64 " %9" PRIu64
-           " %8" PRIu64 "\n",
+           " %8" PRIu64 " %9.3f\n",
            r->protocol, r->phase, dist, ranks, r->batch, r->ops, r->ops_per_s, r->p50_us,
-           r->p99_us, r->mean_us, r->misses, r->checksum_mismatches, r->lock_retries);
+           r->p99_us, r->mean_us, r->misses, r->checksum_mismatches, r->lock_retries,
+           r->p50_slowest_us);
     if (csv)
         fprintf(csv, "%s,%s,%s,%d,%lu,%" PRIu64 ",%.0f,%.4f,%.4f,%.4f,%" PRIu64 ",%" PRIu64
-                     ",%" PRIu64 "\n",
+                     ",%" PRIu64 ",%.4f\n",
                 r->protocol, r->phase, dist, ranks, r->batch, r->ops, r->ops_per_s, r->p50_us,
-                r->p99_us, r->mean_us, r->misses, r->checksum_mismatches, r->lock_retries);
+                r->p99_us, r->mean_us, r->misses, r->checksum_mismatches, r->lock_retries,
+                r->p50_slowest_us);
     if (json) {
         fprintf(json,
                 "%s\n  {\"protocol\": \"%s\", \"phase\": \"%s\", \"distribution\": \"%s\", "
@@ -575,12 +661,13 @@ static void report(const result_t *r, const options_t *o, int ranks, FILE *csv, 
                 "\"ops\": %" PRIu64
                 ", \"ops_per_s\": %.0f, "
                 "\"p50_us\": %.4f, \"p99_us\": %.4f, \"mean_us\": %.4f, \"misses\": %" PRIu64
-                ", \"checksum_mismatches\": %" PRIu64 ", \"lock_retries\": %" PRIu64 "}",
+                ", \"checksum_mismatches\": %" PRIu64 ", \"lock_retries\": %" PRIu64
+                ", \"p50_slowest_us\": %.4f}",
                 *first_json ? "" : ",", r->protocol, r->phase, dist, ranks,
                 mpidht_window_name(o->window), mpidht_eviction_name(o->eviction), r->batch,
                 r->ops,
                 r->ops_per_s, r->p50_us, r->p99_us, r->mean_us, r->misses,
-                r->checksum_mismatches, r->lock_retries);
+                r->checksum_mismatches, r->lock_retries, r->p50_slowest_us);
         *first_json = false;
     }
 }
@@ -610,8 +697,9 @@ int main(int argc, char **argv)
     b.keys = calloc(rows, o.key_size);
     b.values = calloc(rows, o.value_size);
     b.found = calloc(rows, 1);
+    b.ids = calloc(rows, sizeof *b.ids);
     b.samples = malloc(sizeof *b.samples * o.ops * o.write_batch_count);
-    if (!b.keys || !b.values || !b.found || !b.samples) {
+    if (!b.keys || !b.values || !b.found || !b.ids || !b.samples) {
         fprintf(stderr, "mpidht_bench: out of memory for %lu keys of %zu bytes and values "
                         "of %zu bytes per call\n", rows, o.key_size, o.value_size);
         MPI_Abort(MPI_COMM_WORLD, 1);
@@ -631,12 +719,12 @@ int main(int argc, char **argv)
     if (rank == 0) {
         if (csv)
             fprintf(csv, "protocol,phase,distribution,ranks,batch,ops,ops_per_s,p50_us,p99_us,"
-                         "mean_us,misses,checksum_mismatches,lock_retries\n");
+                         "mean_us,misses,checksum_mismatches,lock_retries,p50_slowest_us\n");
         if (json)
             fprintf(json, "[");
-        printf("%-9s %-8s %-8s %5s %5s %10s %12s %9s %9s %9s %8s %9s %8s\n", "protocol",
+        printf("%-9s %-8s %-8s %5s %5s %10s %12s %9s %9s %9s %8s %9s %8s %9s\n", "protocol",
                "phase", "dist", "ranks", "batch", "ops", "ops/s", "p50_us", "p99_us", "mean_us",
-               "misses", "cs_retry", "lock_rt");
+               "misses", "cs_retry", "lock_rt", "p50_max");
     }
 
     static const mpidht_protocol_t protocols[] = {
@@ -705,6 +793,7 @@ int main(int argc, char **argv)
     free(b.keys);
     free(b.values);
     free(b.found);
+    free(b.ids);
     free(b.samples);
     MPI_Finalize();
     return 0;
