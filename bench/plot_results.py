@@ -17,14 +17,20 @@ the restore target. The rows in RAW_DIR/mpi/ (``openmpi_*.json`` and
 single-call latencies under both and the MPICH target.
 
 Runs repeated with the same settings (run-suite.sh --repeats: files
-``*_r<N>.json``) are one row: the median of each measured figure, and the
-range of operations/s over the repeats, drawn as a bar in the throughput
-and comparison figures and given beside the median in the tables.
+``*_r<N>.json``) are one row in the tables and figures: the median of each
+measured figure, and the range of operations/s over the repeats, drawn as
+a bar in the throughput and comparison figures and given beside the
+median in the tables. The targets are not medians: each ratio is taken
+within one run (both figures from that run's file; a server, run once, is
+set against every run of the library), and the worst run and rank count
+is the headline, with the median over the runs and the other rank counts
+beside it.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import platform
 import subprocess
@@ -67,9 +73,15 @@ PHASES = ("write", "read", "mixed")
 DISTS = ("uniform", "zipf")
 
 
-#: What a run measures; every other field of a row is a setting.
+#: What a run measures; every other field of a row but its run is a setting.
 MEASURED = ("ops_per_s", "p50_us", "p99_us", "mean_us", "misses", "checksum_mismatches",
-            "lock_retries")
+            "lock_retries", "p50_slowest_us")
+
+
+def run_of(path: Path) -> int:
+    """The run a file holds: N of a name ending in ``_r<N>.json``, else 1."""
+    found = re.search(r"_r([0-9]+)\.json$", path.name)
+    return int(found.group(1)) if found else 1
 
 
 def aggregate(rows: list[Row]) -> list[Row]:
@@ -79,7 +91,7 @@ def aggregate(rows: list[Row]) -> list[Row]:
     ``p50_us_min``, ...)."""
     groups: dict[tuple[tuple[str, Any], ...], list[Row]] = {}
     for r in rows:
-        key = tuple(sorted((k, v) for k, v in r.items() if k not in MEASURED))
+        key = tuple(sorted((k, v) for k, v in r.items() if k not in MEASURED and k != "run"))
         groups.setdefault(key, []).append(r)
     out: list[Row] = []
     for key, runs in groups.items():
@@ -98,20 +110,21 @@ def aggregate(rows: list[Row]) -> list[Row]:
 
 
 def load(raw_dir: Path) -> list[Row]:
-    """The rows of every JSON file directly in raw_dir."""
+    """The rows of every JSON file directly in raw_dir, each with its run
+    (``run_of``)."""
     rows: list[Row] = []
     for path in sorted(raw_dir.glob("*.json")):
-        rows.extend(read_rows(path))
+        rows.extend({**r, "run": run_of(path)} for r in read_rows(path))
     return rows
 
 
 def load_mpi(mpi_dir: Path) -> list[Row]:
     """The rows of mpi_dir's files, each with the MPI that ran it
-    (``mpi``: the file name's part before the first underscore)."""
+    (``mpi``: the file name's part before the first underscore) and its run."""
     rows: list[Row] = []
     for path in sorted(mpi_dir.glob("*.json")):
         mpi = path.name.split("_", 1)[0]
-        rows.extend({**r, "mpi": mpi} for r in read_rows(path))
+        rows.extend({**r, "mpi": mpi, "run": run_of(path)} for r in read_rows(path))
     return rows
 
 
@@ -443,6 +456,47 @@ def worst_of_ranks(values: dict[int, tuple[float, str]], higher_is_better: bool)
 OTHER_MPI = "mpich"
 
 
+def within_runs(num_rows: list[Row], den_rows: list[Row],
+                field: str) -> list[tuple[float, int, Row, Row]]:
+    """(num[field] / den[field], run, num row, den row) for each num row
+    and the den row of the same run; where den ran once (a server), every
+    num row is set against that one."""
+    by_run = {r.get("run", 1): r for r in den_rows}
+    out = []
+    for n in num_rows:
+        run = n.get("run", 1)
+        d = by_run.get(run, den_rows[0] if len(den_rows) == 1 else None)
+        if d is not None and d[field] > 0:
+            out.append((n[field] / d[field], run, n, d))
+    return out
+
+
+def of_runs(found: list[tuple[float, int, Row, Row]], lowest: bool,
+            show: Callable[[Row, Row], str] = lambda n, d: "") -> tuple[float, str]:
+    """The worst of ratios within runs (the lowest where lowest), and a
+    detail naming its run (where there were several) with show's words,
+    and the median over the runs."""
+    value, run, n, d = (min if lowest else max)(found, key=lambda f: f[0])
+    words = [w for w in (f"run {run}" if len(found) > 1 else "", show(n, d)) if w]
+    if len(found) > 1:
+        words.append(f"median of {len(found)} runs "
+                     f"{statistics.median(f[0] for f in found):.2f}×")
+    return value, "; ".join(words)
+
+
+def p50_field(rows: list[Row]) -> str:
+    """The latency a target compares: the slowest rank's p50 where every
+    row has it (mpidht_bench since it reports it), else the p50 of all
+    ranks' samples together."""
+    return "p50_slowest_us" if rows and all("p50_slowest_us" in r for r in rows) else "p50_us"
+
+
+def p50s(field: str) -> Callable[[Row, Row], str]:
+    """Words for two rows' latencies in field."""
+    name = "slowest rank's p50" if field == "p50_slowest_us" else "p50"
+    return lambda n, d: f"{name} {n[field]:.2f} µs against {d[field]:.2f} µs"
+
+
 def mpi_ratios(mpi_rows: list[Row], phase: str) -> dict[tuple[str, int], tuple[float, Row, Row]]:
     """(protocol, ranks) -> (MPICH p50 / Open MPI p50, Open MPI's row,
     MPICH's row) for the single calls of phase, from aggregated rows."""
@@ -476,16 +530,20 @@ def ratio(value: float) -> str:
 
 
 def mpich_target(mpi_rows: list[Row]) -> str:
-    """MPICH's read latency over Open MPI's: the worst protocol and rank
-    count, named, and every other protocol's worst beside it."""
-    found = mpi_ratios(mpi_rows, "read")
-
-    def latencies(protocol: str, ranks: int) -> str:
-        _, base, other = found[(protocol, ranks)]
-        return f": p50 {other['p50_us']:.2f} µs against {base['p50_us']:.2f} µs"
-
+    """MPICH's read latency over Open MPI's, each pair of alternating runs
+    on its own: the worst protocol, rank count and run, named, and every
+    other protocol's worst beside it."""
+    found: dict[tuple[str, int], tuple[float, str]] = {}
+    for key in sorted({(r["protocol"], r["ranks"])
+                       for r in pick(mpi_rows, mpi=OTHER_MPI, phase="read")}):
+        match = {"phase": "read", "protocol": key[0], "ranks": key[1]}
+        num, den = pick(mpi_rows, mpi=OTHER_MPI, **match), pick(mpi_rows, mpi="openmpi", **match)
+        field = p50_field(num + den)
+        pairs = within_runs(num, den, field)
+        if pairs:
+            found[key] = of_runs(pairs, lowest=False, show=p50s(field))
     return worst_by_protocol({k: v[0] for k, v in found.items()}, lowest=False, show=ratio,
-                             detail=latencies)
+                             detail=lambda protocol, ranks: ": " + found[(protocol, ranks)][1])
 
 
 def restore_rates(persist_rows: list[Row]) -> dict[tuple[int, str], tuple[float, float]]:
@@ -500,12 +558,19 @@ def restore_rates(persist_rows: list[Row]) -> dict[tuple[int, str], tuple[float,
 
 
 def restore_target(persist_rows: list[Row]) -> str:
-    """The slowest restore of any protocol and rank count, named, and
-    every other protocol's slowest beside it."""
-    found = {(protocol, np_): rates[1]
-             for (np_, protocol), rates in restore_rates(persist_rows).items()}
-    return worst_by_protocol(found, lowest=True, show=lambda mb: f"{mb:.0f} MB/s",
-                             others_word="slowest")
+    """The slowest restore of any protocol, rank count and round, named,
+    and every other protocol's slowest beside it."""
+    found: dict[tuple[str, int], tuple[float, str]] = {}
+    for np_, protocol in sorted({(r["ranks"], r["protocol"]) for r in persist_rows}):
+        rates = [(r["megabytes"] / r["restore_seconds"], r.get("round", 1))
+                 for r in pick(persist_rows, ranks=np_, protocol=protocol)]
+        slowest, at = min(rates)
+        median = statistics.median(v for v, _ in rates)
+        found[(protocol, np_)] = (slowest, f": round {at}; median of {len(rates)} rounds "
+                                           f"{median:.0f} MB/s" if len(rates) > 1 else "")
+    return worst_by_protocol({k: v[0] for k, v in found.items()}, lowest=True,
+                             show=lambda mb: f"{mb:.0f} MB/s", others_word="slowest",
+                             detail=lambda protocol, ranks: found[(protocol, ranks)][1])
 
 
 def mpi_section(mpi_rows: list[Row]) -> list[str]:
@@ -537,19 +602,22 @@ def targets(rows: list[Row], batch_rows: list[Row], mpi_rows: list[Row] | None =
     def throughput(num: tuple[str, str, str], den: tuple[str, str, str]) -> str:
         values = {}
         for np_ in ranks:
-            a = rate(rows, protocol=num[0], phase=num[1], distribution=num[2], ranks=np_)
-            b = rate(rows, protocol=den[0], phase=den[1], distribution=den[2], ranks=np_)
-            if a and b:
-                values[np_] = (a / b, "")
+            found = within_runs(
+                pick(rows, protocol=num[0], phase=num[1], distribution=num[2], ranks=np_),
+                pick(rows, protocol=den[0], phase=den[1], distribution=den[2], ranks=np_),
+                "ops_per_s")
+            if found:
+                values[np_] = of_runs(found, lowest=True)
         return worst_of_ranks(values, higher_is_better=True)
 
     latency = {}
     for np_ in ranks:
-        get = pick(rows, protocol="-", phase="raw-get", distribution="uniform", ranks=np_)
-        read = pick(rows, protocol="lockfree", phase="read", distribution="uniform", ranks=np_)
-        if get and read and get[0]["p50_us"]:
-            latency[np_] = (read[0]["p50_us"] / get[0]["p50_us"],
-                            f"p50 {read[0]['p50_us']:.2f} µs against {get[0]['p50_us']:.2f} µs")
+        num = pick(rows, protocol="lockfree", phase="read", distribution="uniform", ranks=np_)
+        den = pick(rows, protocol="-", phase="raw-get", distribution="uniform", ranks=np_)
+        field = p50_field(num + den)
+        found = within_runs(num, den, field)
+        if found:
+            latency[np_] = of_runs(found, lowest=False, show=p50s(field))
 
     def reads_of_64(w: str) -> str:
         """Batches of 64 over single reads: the worst protocol and rank
@@ -560,8 +628,10 @@ def targets(rows: list[Row], batch_rows: list[Row], mpi_rows: list[Row] | None =
         return worst_by_protocol(found, lowest=True, show=ratio)
 
     return [
-        "Ratios measured in this run (of throughput unless stated), the worst rank count "
-        "first and the others beside it:",
+        "Ratios of throughput unless stated, each taken within one run (both figures from "
+        "that run's file; Redis ran once, and every run of the library is set against it): "
+        "the worst run and rank count first, the median over the runs and the other rank "
+        "counts' worst beside it:",
         "",
         "| target | wanted | measured |",
         "| --- | --- | --- |",
@@ -651,7 +721,8 @@ def parse_results(parser: argparse.ArgumentParser) -> argparse.Namespace:
 def main() -> None:
     parser = results_parser(__doc__)
     args = parse_results(parser)
-    rows = aggregate(load(args.raw_dir))
+    runs = load(args.raw_dir)
+    rows = aggregate(runs)
     batch_rows = (load_batches(args.raw_dir / "batch") if (args.raw_dir / "batch").is_dir()
                   else [])
     if not rows:
@@ -666,8 +737,8 @@ def main() -> None:
                     else [])
     persist = (["## Dump and restore", "", *persist_section(persist_rows), ""]
                if persist_rows else [])
-    mpi_rows = (aggregate(load_mpi(args.raw_dir / "mpi")) if (args.raw_dir / "mpi").is_dir()
-                else [])
+    mpi_runs = load_mpi(args.raw_dir / "mpi") if (args.raw_dir / "mpi").is_dir() else []
+    mpi_rows = aggregate(mpi_runs)
     mpis = ["## MPICH and Open MPI", "", *mpi_section(mpi_rows), ""] if mpi_rows else []
     if batch_rows:
         plot_batches(batch_rows, args.out_dir, args.cores)
@@ -680,7 +751,7 @@ def main() -> None:
                f"{args.cores} cores (marked in the figures); they show the scheduler as much as "
                "the library."] if top > args.cores else []),
             "", "## Targets", "",
-            *targets(rows, batch_rows, mpi_rows, persist_rows), "", *batches, *persist,
+            *targets(runs, batch_rows, mpi_runs, persist_rows), "", *batches, *persist,
             *mpis, "## All rows", "",
             *table(rows), ""]
     (args.out_dir / "RESULTS.md").write_text("\n".join(text))
