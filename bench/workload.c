@@ -20,10 +20,13 @@
  * single mpidht_read calls. --write-batch N makes the write phase's calls
  * mpidht_write_batch of N keys; --write-batch 1,8,64 measures several
  * sizes in one write phase, interleaved: rounds in which every rank writes
- * a block of fresh keys with each size in turn (the order rotating from
- * round to round), all ranks starting each block together, so that the
- * sizes see the same filling of the table and the same moods of the
- * machine, and their ratios come from one run. The mixed phase always
+ * a block of keys, the next of its draws, with each size in turn (the
+ * order rotating from round to round), all ranks starting each block
+ * together, so that the sizes see the same filling of the table and the
+ * same moods of the machine, and their ratios come from one run. Draws
+ * are with replacement from the range, so part of each block rewrites
+ * keys written before (over the suite's write phase about a quarter at 1
+ * rank, three fifths at 4). The mixed phase always
  * makes single calls.
  * Throughput always counts keys, so batched and single rows compare
  * directly; a batched row has one latency sample per call: the call's
