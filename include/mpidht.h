@@ -449,13 +449,15 @@ mpidht_status_t mpidht_update(mpidht_t *table, const void *key, mpidht_update_fn
  * A batched call runs its rows through the same engine as single calls
  * (a single call is a batch of one): every step issues the one-sided
  * operations of all its rows, completes them with one MPI_Win_flush per
- * target process, then moves each row on. Rows of a write, update or
- * remove batch whose candidate buckets overlap run one after the other,
- * in the order given, so the table ends as if the rows had been called
- * one at a time in that order (repeated keys included: the last write
- * wins; an update sees the rows before it). Working memory is bounded:
- * batches go in chunks of at most 1024 rows and about 256 KiB of bucket
- * copies (so that they stay in cache).
+ * target process, then moves each row on. Rows of a write or update
+ * batch (an update may remove its key) whose candidate buckets overlap
+ * run one after the other, in the order given, so the table ends as if
+ * the rows had been called one at a time in that order (repeated keys
+ * included: the last write wins; an update sees the rows before it).
+ * The rows of a read batch are independent reads, in no order among
+ * themselves. Working memory is bounded: batches go in chunks of at most
+ * 1024 rows and about 256 KiB of bucket copies (so that they stay in
+ * cache).
  * Returns, for all of them: MPIDHT_OK (whatever each row found);
  * MPIDHT_ERR_BATCH_SIZE if n times the key or value size overflows;
  * otherwise an error (MPIDHT_ERR_TIMEOUT if any row timed out), after
@@ -536,8 +538,11 @@ mpidht_status_t mpidht_progress(mpidht_t *table);
  *   processes write, evict or remove meanwhile may or may not appear
  *   (PDHT's local iteration has the same contract).
  * Returns: MPIDHT_OK; MPIDHT_ERR_ITERATION if max_entries is 0 or *cursor
- *   lies beyond this process's buckets; otherwise an error. The
- *   statistics are not changed. */
+ *   lies beyond this process's buckets; MPIDHT_ERR_TIMEOUT (fine: another
+ *   process's writer held a bucket past the table's timeout); otherwise
+ *   an error. After an error *count is 0 and *cursor is as the call found
+ *   it, so repeating the call skips nothing. The statistics are not
+ *   changed (a timeout here is not counted either). */
 mpidht_status_t mpidht_local_next(mpidht_t *table, uint64_t *cursor,
                                   size_t max_entries, void *keys, void *values,
                                   size_t *count);
@@ -590,9 +595,9 @@ mpidht_status_t mpidht_dump(mpidht_t *table, const char *path);
 typedef struct mpidht_restore_report {
     size_t struct_size; /* set with MPIDHT_RESTORE_REPORT_INIT */
     uint64_t entries;   /* records in the file */
-    uint64_t inserted;  /* written into empty buckets */
+    uint64_t inserted;  /* records added (the entries they displaced placed again) */
     uint64_t updated;   /* replaced the value of a key already present */
-    uint64_t evicted;   /* overwrote another key: the table was too small */
+    uint64_t evicted;   /* entries lost for want of room (see mpidht_restore) */
 } mpidht_restore_report_t;
 
 #define MPIDHT_RESTORE_REPORT_INIT {.struct_size = sizeof(mpidht_restore_report_t)}
@@ -617,13 +622,16 @@ typedef struct mpidht_restore_report {
  *   MPIDHT_ERR_FILE_CORRUPT or MPIDHT_ERR_MPI). The statistics are not
  *   changed. *report, if not NULL, receives the totals over all processes
  *   (its struct_size is checked before anything else: MPIDHT_ERR_STRUCT_SIZE).
- *   A report with evicted > 0 means that that many records found every
- *   candidate bucket of their key taken and overwrote an entry: the table
- *   is too small for the file, or, even at the size and process count the
- *   file came from, the records arrive in another order than they were
- *   first written (placement is greedy; measured restoring into a table
- *   like the one dumped, 2 processes: 0.003 % of the entries with a
- *   quarter of the buckets filled, 0.2 % with half, 4 % with 90 %).
+ *   A record whose candidate buckets all hold other keys overwrites one
+ *   of them, and the entry it displaced is written again, to a free
+ *   candidate of its own or displacing another in turn (a random walk, as
+ *   in cuckoo hashing, of at most 32 steps), so the records arriving in
+ *   another order than they were first written lose nothing where the
+ *   table has room: a table filled to 88-95 % of its buckets, restored
+ *   into one like it, comes back whole (tested). report->evicted counts
+ *   the entries lost where the walk found no room: the table is too small
+ *   for the file (with what it held before). inserted + updated + evicted
+ *   = entries for a file whose keys are distinct.
  * Returns: the same status on every process: MPIDHT_OK;
  *   MPIDHT_ERR_PATH_MISMATCH; MPIDHT_ERR_FILE_IO (cannot open or read, or
  *   not a regular file: a directory, a FIFO, or a path too long for Open
@@ -669,8 +677,8 @@ mpidht_status_t mpidht_clear(mpidht_t *table);
     X(checksum_retries, "lock-free re-reads after a checksum mismatch")        \
     X(lock_retries, "lock attempts that found the lock taken, and reads "     \
                     "that met a bucket being rewritten")                       \
-    X(timeouts, "calls and batch rows that gave up with MPIDHT_ERR_TIMEOUT "   \
-                "(counted nowhere else)")                                      \
+    X(timeouts, "reads, writes, updates and removes (calls and batch rows) "  \
+                "that gave up with MPIDHT_ERR_TIMEOUT (counted nowhere else)") \
     X(atomic_updates, "updates that ran their function under the key's lock "  \
                       "(single calls and batch rows; one that returned an "   \
                       "invalid action, the key kept, included)")

@@ -55,6 +55,16 @@ mpidht_status_t mpidht_engine_set_update(mpidht_t *t, size_t items, mpidht_updat
     return MPIDHT_OK;
 }
 
+void mpidht_engine_keep_victims(mpidht_t *t, unsigned char *keys, unsigned char *values,
+                                size_t cap)
+{
+    mpidht_engine_t *e = t->engine;
+    e->victim_keys = keys;
+    e->victim_values = keys ? values : NULL;
+    e->victim_cap = keys ? cap : 0;
+    e->victim_count = 0;
+}
+
 mpidht_status_t mpidht_engine_reserve(mpidht_t *t, size_t items)
 {
     mpidht_engine_t *e = t->engine;

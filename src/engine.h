@@ -98,7 +98,23 @@ typedef struct mpidht_engine {
     mpidht_update_fn update_fn;
     void *update_data;
     unsigned char *update_value;
+    /* Where set (mpidht_engine_keep_victims), every write that evicts
+     * copies the key and value it overwrites to the next of victim_cap
+     * rows here; further ones are only counted. */
+    unsigned char *victim_keys, *victim_values;
+    size_t victim_cap, victim_count;
+    uint64_t victim_draw; /* the draws of the victims' buckets (writer.c) */
 } mpidht_engine_t;
+
+/* Makes the writes that follow keep the entries they evict: their keys
+ * and values into rows of keys and values (key_size, value_size bytes
+ * each), at most cap of them, counted in t->engine->victim_count from 0;
+ * keys NULL stops it. Meanwhile a write that must evict chooses its
+ * victim at random among its candidates, not by the table's eviction
+ * policy. Requires the engine (mpidht_engine_reserve). Used by restore,
+ * which places the victims again. */
+void mpidht_engine_keep_victims(mpidht_t *t, unsigned char *keys, unsigned char *values,
+                                size_t cap);
 
 /* Reserves the engine for `items` items and sets the update function for
  * the call about to run. MPIDHT_OK or MPIDHT_ERR_NO_MEMORY. */

@@ -20,6 +20,7 @@ mpidht_status_t mpidht_local_next(mpidht_t *table, uint64_t *cursor,
     if (max_entries == 0 || *cursor > table->local_buckets)
         return MPIDHT_ERR_ITERATION;
     mpidht_t *t = table;
+    uint64_t start = *cursor;
     st = mpidht_scan_reserve(t);
     unsigned char *k = keys, *v = values;
     /* A step never covers more buckets than there is room for entries, so
@@ -39,7 +40,9 @@ mpidht_status_t mpidht_local_next(mpidht_t *table, uint64_t *cursor,
         if (st == MPIDHT_OK)
             *cursor += n;
     }
-    if (st != MPIDHT_OK)
+    if (st != MPIDHT_OK) { /* what was copied is not returned: nor passed */
         *count = 0;
+        *cursor = start;
+    }
     return st;
 }

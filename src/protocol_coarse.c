@@ -46,7 +46,9 @@ static mpidht_status_t coarse_issue(mpidht_t *t, mpidht_item_t *it)
         return mpidht_issue_get_data(t, it, it->first, it->count);
     case MPIDHT_OP_UPDATE:
     case MPIDHT_OP_WRITE: {
-        mpidht_status_t st = it->op == MPIDHT_OP_UPDATE
+        /* whole buckets where the value matters: an update's, and any
+         * entry a write may evict while the engine keeps them */
+        mpidht_status_t st = it->op == MPIDHT_OP_UPDATE || t->engine->victim_keys
                                  ? mpidht_issue_get_data(t, it, 0, it->addr.count)
                                  : mpidht_issue_get_keys(t, it, 0, it->addr.count);
         if (st == MPIDHT_OK && t->eviction == MPIDHT_EVICT_RECENCY)

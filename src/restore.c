@@ -14,6 +14,7 @@
 #include "collective.h"
 #include "collective_check.h"
 #include "dump_format.h"
+#include "engine.h"
 #include "file_io.h"
 #include "table.h"
 
@@ -128,9 +129,14 @@ static mpidht_status_t verify_blocks(const mpidht_t *t, dump_file_t *f)
 typedef struct load_buffers {
     int *send_counts, *send_displs, *recv_counts, *recv_displs, *dest;
     unsigned char *send, *recv, *keys, *values;
+    unsigned char *victim_keys, *victim_values; /* entries evicted, to place again */
     size_t recv_capacity; /* records */
     mpidht_write_outcome_t *outcomes;
 } load_buffers_t;
+
+/* Rounds in which restore places again the entries its writes evicted
+ * (each round's writes may evict others in turn). */
+enum { PLACE_AGAIN_ROUNDS = 32 };
 
 static void free_buffers(load_buffers_t *b)
 {
@@ -143,6 +149,8 @@ static void free_buffers(load_buffers_t *b)
     free(b->recv);
     free(b->keys);
     free(b->values);
+    free(b->victim_keys);
+    free(b->victim_values);
     free(b->outcomes);
 }
 
@@ -163,16 +171,57 @@ static mpidht_status_t grow_receive(const mpidht_t *t, const dump_file_t *f,
     void *outcomes = realloc(b->outcomes, records * sizeof *b->outcomes);
     if (outcomes)
         b->outcomes = outcomes;
-    if (!recv || !keys || !values || !outcomes)
+    void *victim_keys = realloc(b->victim_keys, records * t->key_size);
+    if (victim_keys)
+        b->victim_keys = victim_keys;
+    void *victim_values = realloc(b->victim_values, records * t->value_size);
+    if (victim_values)
+        b->victim_values = victim_values;
+    if (!recv || !keys || !values || !outcomes || !victim_keys || !victim_values)
         return MPIDHT_ERR_NO_MEMORY;
     b->recv_capacity = records;
     return MPIDHT_OK;
 }
 
+/* Writes the m records in b->keys and b->values into this process's
+ * buckets (they are all its keys) and adds their outcomes to tally. An
+ * entry a write evicts is written again, as a random walk of cuckoo
+ * hashing: it goes to a free candidate of its own if it has one, else
+ * evicts in turn, for at most PLACE_AGAIN_ROUNDS rounds. tally[3] counts
+ * the entries still evicted after them (lost). */
+static mpidht_status_t place(mpidht_t *t, load_buffers_t *b, size_t m, uint64_t tally[4])
+{
+    mpidht_status_t st = mpidht_engine_reserve(t, 1);
+    if (st != MPIDHT_OK)
+        return st;
+    unsigned char *keys = b->keys, *values = b->values;
+    unsigned char *spare_keys = b->victim_keys, *spare_values = b->victim_values;
+    mpidht_engine_keep_victims(t, spare_keys, spare_values, m);
+    st = mpidht_write_batch(t, m, keys, values, b->outcomes);
+    for (size_t i = 0; st == MPIDHT_OK && i < m; ++i)
+        tally[b->outcomes[i]]++;
+    /* A write evicts at most one entry: never more victims than room. */
+    size_t evicted = t->engine->victim_count;
+    for (int round = 0; st == MPIDHT_OK && evicted > 0 && round < PLACE_AGAIN_ROUNDS;
+         ++round) {
+        unsigned char *k = spare_keys, *v = spare_values;
+        spare_keys = keys;
+        spare_values = values;
+        keys = k;
+        values = v;
+        mpidht_engine_keep_victims(t, spare_keys, spare_values, evicted);
+        st = mpidht_write_batch(t, evicted, keys, values, NULL);
+        evicted = t->engine->victim_count;
+    }
+    mpidht_engine_keep_victims(t, NULL, NULL, 0);
+    tally[3] += evicted;
+    return st;
+}
+
 /* Sends the n records in f->block to the processes hosting their keys
  * and writes the ones received; adds the outcomes to tally. */
 static mpidht_status_t route_and_write(mpidht_t *t, const dump_file_t *f,
-                                       load_buffers_t *b, size_t n, uint64_t tally[3])
+                                       load_buffers_t *b, size_t n, uint64_t tally[4])
 {
     int p = t->comm_size;
     memset(b->send_counts, 0, (size_t)p * sizeof *b->send_counts);
@@ -212,14 +261,11 @@ static mpidht_status_t route_and_write(mpidht_t *t, const dump_file_t *f,
         memcpy(b->keys + i * t->key_size, r, t->key_size);
         memcpy(b->values + i * t->value_size, r + t->key_size, t->value_size);
     }
-    st = mpidht_write_batch(t, m, b->keys, b->values, b->outcomes);
-    for (size_t i = 0; st == MPIDHT_OK && i < m; ++i)
-        tally[b->outcomes[i]]++;
-    return st;
+    return place(t, b, m, tally);
 }
 
 /* The load rounds: in round k process r handles block k * p + r. */
-static mpidht_status_t load_blocks(mpidht_t *t, dump_file_t *f, uint64_t tally[3])
+static mpidht_status_t load_blocks(mpidht_t *t, dump_file_t *f, uint64_t tally[4])
 {
     size_t p = (size_t)t->comm_size;
     uint64_t cap = mpidht_dump_block_cap(f->record_size);
@@ -278,12 +324,14 @@ static mpidht_status_t restore_file(mpidht_t *t, const char *path,
     st = read_index(t, &f);
     if (st == MPIDHT_OK)
         st = verify_blocks(t, &f);
-    uint64_t tally[3] = {0, 0, 0}, total[3] = {0, 0, 0};
+    /* outcomes of the records (by mpidht_write_outcome_t), and the entries
+     * lost: evicted and not placed again */
+    uint64_t tally[4] = {0, 0, 0, 0}, total[4] = {0, 0, 0, 0};
     if (st == MPIDHT_OK) {
         mpidht_stats_t kept = t->stats;
         st = load_blocks(t, &f, tally);
         t->stats = kept;
-        if (MPI_Allreduce(tally, total, 3, MPI_UINT64_T, MPI_SUM, t->comm) !=
+        if (MPI_Allreduce(tally, total, 4, MPI_UINT64_T, MPI_SUM, t->comm) !=
                 MPI_SUCCESS &&
             st == MPIDHT_OK)
             st = MPIDHT_ERR_MPI;
@@ -292,9 +340,10 @@ static mpidht_status_t restore_file(mpidht_t *t, const char *path,
         mpidht_restore_report_t full = {
             .struct_size = report->struct_size,
             .entries = f.header.entries,
-            .inserted = total[MPIDHT_WRITE_INSERTED],
+            /* a record that evicted an entry placed again added one */
+            .inserted = total[MPIDHT_WRITE_INSERTED] + total[MPIDHT_WRITE_EVICTED] - total[3],
             .updated = total[MPIDHT_WRITE_UPDATED],
-            .evicted = total[MPIDHT_WRITE_EVICTED],
+            .evicted = total[3],
         };
         memcpy(report, &full,
                report->struct_size < sizeof full ? report->struct_size : sizeof full);

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "address.h"
 #include "bucket.h"
 
 /* Operands of the lock operations: static, so that an operation may be
@@ -22,6 +23,13 @@ bool mpidht_write_choose(const mpidht_t *t, mpidht_item_t *it)
     }
     mpidht_write_choice_t c =
         mpidht_choose_slot(t, it->slots, it->addr.count, it->key, it->recency);
+    mpidht_engine_t *e = t->engine;
+    if (c.outcome == MPIDHT_WRITE_EVICTED && e->victim_keys) {
+        /* Entries kept to be placed again (restore): a random candidate,
+         * so that their walks do not go round in a cycle, as they can
+         * when every write evicts the same candidate of a key. */
+        c.slot = (unsigned)(mpidht_mix64(++e->victim_draw) % it->addr.count);
+    }
     it->chosen = c.slot;
     it->planned = c.outcome;
     return true;
@@ -50,12 +58,28 @@ static mpidht_update_outcome_t update_outcome(mpidht_write_outcome_t w)
                                        : MPIDHT_UPDATE_EVICTED;
 }
 
+/* The entry in bucket copy b, about to be overwritten, to the engine's
+ * victims (mpidht_engine_keep_victims). */
+static void keep_victim(mpidht_t *t, unsigned char *b)
+{
+    mpidht_engine_t *e = t->engine;
+    if (e->victim_count < e->victim_cap) {
+        memcpy(e->victim_keys + e->victim_count * t->key_size, mpidht_bucket_key(t, b),
+               t->key_size);
+        memcpy(e->victim_values + e->victim_count * t->value_size, mpidht_bucket_value(t, b),
+               t->value_size);
+    }
+    e->victim_count++;
+}
+
 void mpidht_write_prepare(mpidht_t *t, mpidht_item_t *it)
 {
     unsigned char *b = mpidht_slot(t, it->slots, it->chosen);
     it->status = MPIDHT_OK;
     switch (it->op) {
     case MPIDHT_OP_WRITE:
+        if (it->planned == MPIDHT_WRITE_EVICTED && t->engine->victim_keys)
+            keep_victim(t, b);
         mpidht_stage_bucket(t, b, it->key, it->value);
         it->act = MPIDHT_ACT_STORE;
         it->outcome = (int)it->planned;
@@ -134,9 +158,11 @@ mpidht_status_t mpidht_locked_issue(mpidht_t *t, mpidht_item_t *it)
     case PROBE: {
         /* Meta bytes and keys, to choose by; an update also needs the
          * value of the key lock's own bucket, which it acts on without a
-         * refetch (any other chosen bucket is refetched whole). */
+         * refetch (any other chosen bucket is refetched whole), and so
+         * does a write that may evict its entry while the engine keeps
+         * evicted entries. */
         unsigned n = it->addr.count;
-        bool whole = it->op == MPIDHT_OP_UPDATE;
+        bool whole = it->op == MPIDHT_OP_UPDATE || t->engine->victim_keys;
         mpidht_status_t st = whole ? mpidht_issue_get_data(t, it, 0, 1)
                                    : mpidht_issue_get_keys(t, it, 0, 1);
         if (st == MPIDHT_OK && n > 1)
@@ -150,9 +176,11 @@ mpidht_status_t mpidht_locked_issue(mpidht_t *t, mpidht_item_t *it)
         return mpidht_issue_lock_fetch(t, it, it->chosen, &writer_add);
     case DRAIN:
         return mpidht_issue_lock_fetch(t, it, it->chosen, NULL);
-    case REFETCH:
-        return it->op == MPIDHT_OP_UPDATE ? mpidht_issue_get_data(t, it, it->chosen, 1)
-                                          : mpidht_issue_get_keys(t, it, it->chosen, 1);
+    case REFETCH: /* whole for an update, and for an entry kept when evicted */
+        return it->op == MPIDHT_OP_UPDATE ||
+                       (it->planned == MPIDHT_WRITE_EVICTED && t->engine->victim_keys)
+                   ? mpidht_issue_get_data(t, it, it->chosen, 1)
+                   : mpidht_issue_get_keys(t, it, it->chosen, 1);
     case ACT:
         return mpidht_write_issue_act(t, it);
     default: /* RELEASE */

@@ -120,9 +120,9 @@ class RestoreReport(NamedTuple):
     """What ``Table.restore`` loaded, summed over all processes."""
 
     entries: int   #: records in the file
-    inserted: int  #: written into empty buckets
+    inserted: int  #: records added (the entries they displaced placed again)
     updated: int   #: replaced the value of a key already present
-    evicted: int   #: overwrote another key: the table was too small
+    evicted: int   #: entries lost for want of room: the table too small
 
 
 class WriteOutcome(enum.IntEnum):

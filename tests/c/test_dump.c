@@ -5,8 +5,10 @@
  *                             table dumped and restored into a table of
  *                             every protocol and another size; restoring
  *                             twice updates; a table too small reports
- *                             its evictions; empty tables; processes
- *                             hosting nothing.
+ *                             its evictions; a nearly full table
+ *                             restored into one like it loses nothing
+ *                             (restore places evicted entries again);
+ *                             empty tables; processes hosting nothing.
  *   test_dump write FILE      fills a table and dumps it to FILE;
  *   test_dump read FILE       restores FILE and checks every entry: run
  *                             at other process counts than the writer.
@@ -94,6 +96,49 @@ static void round_trips(const char *file)
     CHECK_OK(mpidht_free(&small));
 }
 
+/* A table filled to nearly every bucket (the writes evict as they may),
+ * dumped and restored into an empty table like it, for every protocol:
+ * the records arrive in another order than they were written, so some
+ * find their candidates taken; restore places the entries they evict
+ * again, and the table comes back whole, nothing evicted. */
+static void full_round_trip(const char *file)
+{
+    enum { BATCH = 256 };
+    static unsigned char keys[BATCH * KEY], values[BATCH * VALUE];
+    for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p) {
+        TEST_CONTEXT("a full %s table restored into one like it",
+                     mpidht_protocol_name(test_protocols[p]));
+        mpidht_t *source = make_table(test_protocols[p], 64 << 10);
+        mpidht_info_t info = MPIDHT_INFO_INIT;
+        CHECK_OK(mpidht_get_info(source, &info));
+        uint64_t n = info.total_buckets * 95 / 100;
+        size_t count = 0;
+        for (uint64_t id = (uint64_t)test_rank(); id < n; id += (uint64_t)test_size()) {
+            test_fill(keys + count * KEY, KEY, id, 1);
+            test_fill(values + count * VALUE, VALUE, id, SALT);
+            if (++count < BATCH && id + (uint64_t)test_size() < n)
+                continue;
+            CHECK_OK(mpidht_write_batch(source, count, keys, values, NULL));
+            count = 0;
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        table_digest_t held = digest_table(source, KEY, VALUE);
+        CHECK(held.entries * 100 > info.total_buckets * 85);
+        CHECK_OK(mpidht_dump(source, file));
+        CHECK_OK(mpidht_free(&source));
+        mpidht_t *target = make_table(test_protocols[p], 64 << 10);
+        mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
+        CHECK_OK(mpidht_restore(target, file, &r));
+        TEST_CONTEXT("a full %s table: %" PRIu64 " entries; restored %" PRIu64
+                     ", evicted %" PRIu64,
+                     mpidht_protocol_name(test_protocols[p]), held.entries, r.inserted,
+                     r.evicted);
+        check_report(&r, held.entries, held.entries, 0, 0);
+        CHECK(digest_equal(digest_table(target, KEY, VALUE), held));
+        CHECK_OK(mpidht_free(&target));
+    }
+}
+
 static void empty_and_hostless(const char *file)
 {
     TEST_CONTEXT("dumping an empty table");
@@ -141,6 +186,7 @@ int main(int argc, char **argv)
         char file[64];
         snprintf(file, sizeof file, "test_dump_np%d.mpidht", test_size());
         round_trips(file);
+        full_round_trip(file);
         empty_and_hostless(file);
         if (test_rank() == 0)
             remove(file);

@@ -6,8 +6,12 @@
  * rewriting the same few keys while iterating its own entries, and every
  * entry it sees must be whole (its value names its key and carries a
  * check word). Then the promise for entries that stay: each is returned
- * exactly once while every rank inserts and rewrites in place. Finally
- * the rejections.
+ * exactly once while every rank inserts and rewrites in place. Then a
+ * timeout: rank 0 hosts 64 keys of 512-byte values that the other ranks
+ * keep rewriting in place, and iterates them again and again under a
+ * timeout of 10 us, repeating every call that times out (fine): each
+ * iteration returns every key exactly once, and a call that failed
+ * returned nothing and left the cursor. Finally the rejections.
  */
 #include "table_digest.h"
 
@@ -160,6 +164,77 @@ static void check_stable_under_writes(mpidht_protocol_t protocol)
     CHECK_OK(mpidht_free(&table));
 }
 
+/* Iterations while other ranks rewrite every entry in place, under a
+ * timeout short enough that fine calls time out: a call that fails
+ * leaves the cursor, and repeating it skips nothing. */
+static void check_timeout_repeats(mpidht_protocol_t protocol)
+{
+    enum { KEYS = 64, BIG = 512, ROWS = 8, DONE = 7 };
+    /* only fine times out: its iterations many, so that some call times
+     * out after its first step */
+    int iterations = protocol == MPIDHT_PROTOCOL_FINE ? 2000 : 200;
+    TEST_CONTEXT("%s iteration timing out", mpidht_protocol_name(protocol));
+    mpidht_params_t p = test_params(protocol, KEY, BIG, 0);
+    size_t bucket = 0;
+    CHECK_OK(mpidht_bucket_size(&p, &bucket));
+    p.memory_per_process = test_rank() == 0 ? 4 * KEYS * bucket : 0;
+    p.timeout = 1e-5;
+    mpidht_t *table = NULL;
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+    static unsigned char keys[ROWS * KEY], values[ROWS * BIG], key[KEY], value[BIG];
+    mpidht_status_t st;
+    if (test_rank() == 0) {
+        for (uint64_t id = 0; id < KEYS; ++id) {
+            test_fill(key, KEY, id, 1);
+            test_fill(value, BIG, id, 2);
+            CHECK_OK(mpidht_write(table, key, value, NULL));
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (test_rank() == 0) {
+        for (int i = 0; i < iterations; ++i) {
+            unsigned seen[KEYS] = {0};
+            uint64_t cursor = 0;
+            size_t count = 0;
+            do {
+                uint64_t before = cursor;
+                count = 99;
+                st = mpidht_local_next(table, &cursor, ROWS, keys, values, &count);
+                if (st == MPIDHT_ERR_TIMEOUT) {
+                    CHECK(count == 0 && cursor == before);
+                    continue;
+                }
+                CHECK_OK(st);
+                for (size_t r = 0; r < count; ++r) {
+                    uint64_t id = 0;
+                    memcpy(&id, keys + r * KEY, sizeof id);
+                    CHECK(id < KEYS);
+                    seen[id]++;
+                }
+            } while (st == MPIDHT_ERR_TIMEOUT || count > 0);
+            for (uint64_t id = 0; id < KEYS; ++id)
+                CHECK(seen[id] == 1);
+        }
+        for (int r = 1; r < test_size(); ++r)
+            MPI_Send(NULL, 0, MPI_BYTE, r, DONE, MPI_COMM_WORLD);
+    } else {
+        /* rewrites until rank 0 is done (bounded: 10 million writes) */
+        int done = 0;
+        for (uint64_t w = 0; !done && w < 10000000; ++w) {
+            test_fill(key, KEY, w % KEYS, 1);
+            test_fill(value, BIG, w % KEYS, 2);
+            st = mpidht_write(table, key, value, NULL);
+            CHECK(st == MPIDHT_OK || st == MPIDHT_ERR_TIMEOUT);
+            if (w % 64 == 0)
+                MPI_Iprobe(0, DONE, MPI_COMM_WORLD, &done, MPI_STATUS_IGNORE);
+        }
+        MPI_Recv(NULL, 0, MPI_BYTE, 0, DONE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    TEST_CONTEXT("%s", "");
+    CHECK_OK(mpidht_free(&table));
+}
+
 static void check_rejections(void)
 {
     mpidht_params_t p = test_params(MPIDHT_PROTOCOL_LOCKFREE, KEY, VALUE, 1 << 16);
@@ -200,6 +275,7 @@ int main(int argc, char **argv)
         check_exact_content(test_protocols[p]);
         check_hot_iteration(test_protocols[p]);
         check_stable_under_writes(test_protocols[p]);
+        check_timeout_repeats(test_protocols[p]);
     }
     check_rejections();
     MPI_Finalize();
