@@ -372,10 +372,14 @@ mpidht_status_t mpidht_free(mpidht_t **table);
  * MPI_Win_lock, or on a direct table backing off as below, each wait
  * counted in lock_retries). Under the fine and lock-free protocols a call
  * that meets a lock, or another process's write of the same key, backs
- * off and tries again (yielding, then sleeping with jitter) for at most
- * the table's timeout from its first wait, and then returns
- * MPIDHT_ERR_TIMEOUT, holding nothing; lock-free reads wait only while a
- * writer is rewriting the bucket they read.
+ * off and tries again (yielding, then sleeping with jitter, each sleep
+ * at most 1.5 ms) until the table's timeout from its first wait has
+ * passed, and then returns MPIDHT_ERR_TIMEOUT, holding nothing: the call
+ * ends within the timeout plus one sleep and the steps that let go of
+ * what it holds, unless the system deschedules the process (measured
+ * with 4 processes on 2 cores: 7 of 420 000 calls under a 5 ms timeout
+ * took 95-122 ms). Lock-free reads wait only while a writer is rewriting
+ * the bucket they read.
  */
 
 /* Copies the value stored for key (key_size bytes) into value (value_size
