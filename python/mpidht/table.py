@@ -818,7 +818,10 @@ class Table:
         of 1 <= m <= max_entries rows, fresh for every chunk. Local: no
         communication. Entries that stay in place during the iteration come
         exactly once; what other processes write or remove meanwhile may or
-        may not appear, but every entry yielded is whole.
+        may not appear, but every entry yielded is whole. Under the fine
+        protocol with a timeout, a chunk whose bucket another process's
+        writer holds past it raises ``Error`` (``ERR_TIMEOUT``) and ends
+        the iteration; the chunks yielded before stay valid.
         """
         n = _check_size(max_entries, "max_entries")
         if n < 1:
