@@ -154,30 +154,29 @@ static void free_buffers(load_buffers_t *b)
     free(b->outcomes);
 }
 
+/* buffer grown to bytes, or, if that fails, buffer as it was and *ok
+ * false. */
+static void *grown(void *buffer, size_t bytes, bool *ok)
+{
+    void *larger = realloc(buffer, bytes);
+    if (!larger)
+        *ok = false;
+    return larger ? larger : buffer;
+}
+
 static mpidht_status_t grow_receive(const mpidht_t *t, const dump_file_t *f,
                                     load_buffers_t *b, size_t records)
 {
     if (records <= b->recv_capacity)
         return MPIDHT_OK;
-    void *recv = realloc(b->recv, records * f->record_size);
-    if (recv)
-        b->recv = recv;
-    void *keys = realloc(b->keys, records * t->key_size);
-    if (keys)
-        b->keys = keys;
-    void *values = realloc(b->values, records * t->value_size);
-    if (values)
-        b->values = values;
-    void *outcomes = realloc(b->outcomes, records * sizeof *b->outcomes);
-    if (outcomes)
-        b->outcomes = outcomes;
-    void *victim_keys = realloc(b->victim_keys, records * t->key_size);
-    if (victim_keys)
-        b->victim_keys = victim_keys;
-    void *victim_values = realloc(b->victim_values, records * t->value_size);
-    if (victim_values)
-        b->victim_values = victim_values;
-    if (!recv || !keys || !values || !outcomes || !victim_keys || !victim_values)
+    bool ok = true; /* every buffer stays valid, grown or not */
+    b->recv = grown(b->recv, records * f->record_size, &ok);
+    b->keys = grown(b->keys, records * t->key_size, &ok);
+    b->values = grown(b->values, records * t->value_size, &ok);
+    b->outcomes = grown(b->outcomes, records * sizeof *b->outcomes, &ok);
+    b->victim_keys = grown(b->victim_keys, records * t->key_size, &ok);
+    b->victim_values = grown(b->victim_values, records * t->value_size, &ok);
+    if (!ok)
         return MPIDHT_ERR_NO_MEMORY;
     b->recv_capacity = records;
     return MPIDHT_OK;
