@@ -11,7 +11,9 @@
 #include "protocol.h"
 #include "writer.h"
 
-enum { PROBE, ACT };
+/* FETCH: a write that evicts while the engine keeps evicted entries gets
+ * the victim's bucket whole (the probe got meta bytes and keys). */
+enum { PROBE, FETCH, ACT };
 
 /* On a direct table the engine locks a target with a word of the window
  * (engine.c), and its loads and stores need an epoch for MPI_Win_sync. */
@@ -40,15 +42,15 @@ static mpidht_status_t coarse_issue(mpidht_t *t, mpidht_item_t *it)
 {
     if (it->step == ACT)
         return mpidht_write_issue_act(t, it);
+    if (it->step == FETCH)
+        return mpidht_issue_get_data(t, it, it->chosen, 1);
     switch (it->op) {
     case MPIDHT_OP_READ:
     case MPIDHT_OP_SCAN:
         return mpidht_issue_get_data(t, it, it->first, it->count);
     case MPIDHT_OP_UPDATE:
     case MPIDHT_OP_WRITE: {
-        /* whole buckets where the value matters: an update's, and any
-         * entry a write may evict while the engine keeps them */
-        mpidht_status_t st = it->op == MPIDHT_OP_UPDATE || t->engine->victim_keys
+        mpidht_status_t st = it->op == MPIDHT_OP_UPDATE
                                  ? mpidht_issue_get_data(t, it, 0, it->addr.count)
                                  : mpidht_issue_get_keys(t, it, 0, it->addr.count);
         if (st == MPIDHT_OK && t->eviction == MPIDHT_EVICT_RECENCY)
@@ -78,8 +80,13 @@ static mpidht_status_t coarse_advance(mpidht_t *t, mpidht_item_t *it)
         return MPIDHT_OK;
     }
     default:
-        if (!mpidht_write_choose(t, it)) {
+        if (it->step == PROBE && !mpidht_write_choose(t, it)) {
             mpidht_item_finish(it, MPIDHT_NOT_FOUND, 0);
+            return MPIDHT_OK;
+        }
+        if (it->step == PROBE && it->planned == MPIDHT_WRITE_EVICTED &&
+            t->engine->victim_keys && it->op == MPIDHT_OP_WRITE) {
+            it->step = FETCH; /* the victim's value, to keep it */
             return MPIDHT_OK;
         }
         mpidht_write_prepare(t, it);

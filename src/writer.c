@@ -158,11 +158,9 @@ mpidht_status_t mpidht_locked_issue(mpidht_t *t, mpidht_item_t *it)
     case PROBE: {
         /* Meta bytes and keys, to choose by; an update also needs the
          * value of the key lock's own bucket, which it acts on without a
-         * refetch (any other chosen bucket is refetched whole), and so
-         * does a write that may evict its entry while the engine keeps
-         * evicted entries. */
+         * refetch (any other chosen bucket is refetched whole). */
         unsigned n = it->addr.count;
-        bool whole = it->op == MPIDHT_OP_UPDATE || t->engine->victim_keys;
+        bool whole = it->op == MPIDHT_OP_UPDATE;
         mpidht_status_t st = whole ? mpidht_issue_get_data(t, it, 0, 1)
                                    : mpidht_issue_get_keys(t, it, 0, 1);
         if (st == MPIDHT_OK && n > 1)
@@ -254,6 +252,9 @@ mpidht_status_t mpidht_locked_advance(mpidht_t *t, mpidht_item_t *it)
             it->status = MPIDHT_NOT_FOUND;
             it->act = MPIDHT_ACT_NONE;
             it->step = RELEASE;
+        } else if (it->chosen == 0 && it->planned == MPIDHT_WRITE_EVICTED &&
+                   it->op == MPIDHT_OP_WRITE && t->engine->victim_keys) {
+            it->step = REFETCH; /* held already; the victim's value, to keep it */
         } else if (it->chosen == 0) {
             to_act(t, it); /* the key lock's own bucket */
         } else {
@@ -272,7 +273,7 @@ mpidht_status_t mpidht_locked_advance(mpidht_t *t, mpidht_item_t *it)
         /* Another key's writer changed it: look again, keeping the key
          * lock (no write of this key can have happened meanwhile). */
         it->step = PROBE;
-        return let_go(t, it, it->chosen);
+        return it->chosen == 0 ? MPIDHT_OK : let_go(t, it, it->chosen);
     case ACT:
         it->step = RELEASE;
         return MPIDHT_OK;
