@@ -586,7 +586,15 @@ mpidht_status_t mpidht_local_next(mpidht_t *table, uint64_t *cursor,
  * Guarantees: the file is written as "<path>.partial", synced, and only
  *   then renamed to path, so a crash or kill at any moment leaves either
  *   the previous file at path or the complete new one. On an error the
- *   partial file is deleted and any previous file is left as it was. The
+ *   partial file is deleted and any previous file is left as it was.
+ *   Rank 0 holds a lock on "<path>.partial" (an open file description
+ *   lock, fcntl) from before any process opens it until it is renamed:
+ *   a dump to the same path by another table meanwhile finds it locked
+ *   and returns MPIDHT_ERR_FILE_IO, leaving it alone, so a dump that
+ *   returns MPIDHT_OK left its whole table at path (tested with two
+ *   tables dumping at once). On a file system without such locks two
+ *   dumps to one path at once would share the partial file: avoid them
+ *   there. The
  *   table and its statistics are not changed. Each entry is read as
  *   mpidht_local_next reads it.
  * Returns: the same status on every process: MPIDHT_OK;
@@ -638,8 +646,9 @@ typedef struct mpidht_restore_report {
  *   = entries for a file whose keys are distinct.
  * Returns: the same status on every process: MPIDHT_OK;
  *   MPIDHT_ERR_PATH_MISMATCH; MPIDHT_ERR_FILE_IO (cannot open or read, or
- *   not a regular file: a directory, a FIFO, or a path too long for Open
- *   MPI's MPI-IO);
+ *   not a regular file: a directory, a FIFO, also named with a ROMIO
+ *   prefix such as "ufs:" that MPICH's MPI-IO strips, or a path too long
+ *   for Open MPI's MPI-IO);
  *   MPIDHT_ERR_FILE_FORMAT; MPIDHT_ERR_FILE_MISMATCH;
  *   MPIDHT_ERR_FILE_CORRUPT; or another error as for mpidht_dump. */
 mpidht_status_t mpidht_restore(mpidht_t *table, const char *path,

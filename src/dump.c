@@ -1,7 +1,10 @@
 /*
  * mpidht_dump: every process writes the entries it hosts, block by block,
  * into "<path>.partial" through MPI-IO; rank 0 adds the header and block
- * table; the file is synced, closed and renamed to path.
+ * table; the file is synced, closed and renamed to path. Rank 0 holds a
+ * lock on "<path>.partial" from before anyone opens it until it is
+ * renamed, so that a second dump to the same path (another table's) is
+ * refused instead of writing into the same file.
  *
  * Each process scans its buckets twice: once to count its entries (which
  * fixes every process's offset in the file), once to write them. Nothing
@@ -9,11 +12,13 @@
  * collective call; a second count that differs means another thread used
  * the table.
  */
+#define _GNU_SOURCE /* F_OFD_SETLK */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bucket.h"
@@ -222,6 +227,55 @@ static void sync_directory(const char *path)
     free(dir);
 }
 
+#ifdef F_OFD_SETLK
+#define LOCK_COMMAND F_OFD_SETLK /* held by this open file alone: MPI-IO's own
+                                  * descriptors closing do not release it */
+#else
+#define LOCK_COMMAND F_SETLK
+#endif
+
+/* Rank 0's claim on partial for one dump: opens it (creating it), takes a
+ * write lock on it without waiting, and empties it (what an interrupted
+ * dump left). *fd is the descriptor to close once partial is renamed or
+ * deleted, -1 if there is none (it could not be opened: MPI-IO then says
+ * why it cannot create it). MPIDHT_ERR_FILE_IO, with a detail, if another
+ * dump holds the lock; where the file system has no locks the dump goes
+ * on without. */
+static mpidht_status_t claim_partial(mpidht_t *t, const char *path, const char *partial,
+                                     int *fd)
+{
+    /* The lock is on the file the name leads to when it is taken: if the
+     * name was renamed or deleted meanwhile, start over (bounded). */
+    for (int attempt = 0; attempt < 16; ++attempt) {
+        *fd = open(partial, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (*fd < 0)
+            return MPIDHT_OK;
+        struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        if (fcntl(*fd, LOCK_COMMAND, &lock) != 0 && (errno == EAGAIN || errno == EACCES)) {
+            close(*fd);
+            *fd = -1;
+            mpidht_set_detail(t, "dumping to '%s': another dump to that path is under way "
+                              "('%s' is locked)", path, partial);
+            return MPIDHT_ERR_FILE_IO;
+        }
+        struct stat held, named;
+        if (fstat(*fd, &held) == 0 && stat(partial, &named) == 0 &&
+            held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
+            if (ftruncate(*fd, 0) == 0)
+                return MPIDHT_OK;
+            mpidht_set_detail(t, "cannot empty '%s': %s", partial, strerror(errno));
+            close(*fd);
+            *fd = -1;
+            return MPIDHT_ERR_FILE_IO;
+        }
+        close(*fd);
+    }
+    *fd = -1;
+    mpidht_set_detail(t, "dumping to '%s': '%s' kept changing while it was claimed", path,
+                      partial);
+    return MPIDHT_ERR_FILE_IO;
+}
+
 /* Writes the whole file under partial; every process returns the same
  * status. */
 static mpidht_status_t write_file(mpidht_t *t, const char *partial)
@@ -236,13 +290,7 @@ static mpidht_status_t write_file(mpidht_t *t, const char *partial)
     if (st != MPIDHT_OK)
         return mpidht_agree_same(t->comm, st);
 
-    /* A leftover of an interrupted dump goes first, and before anyone
-     * opens: a process opening it earlier would write into a file that is
-     * then unlinked. */
-    if (t->rank == 0)
-        MPI_File_delete(partial, MPI_INFO_NULL);
-    if (MPI_Barrier(t->comm) != MPI_SUCCESS)
-        return MPIDHT_ERR_MPI;
+    /* Rank 0 emptied any leftover of an interrupted dump before (claim). */
     MPI_File fh = MPI_FILE_NULL;
     int rc = MPI_File_open(t->comm, partial, MPI_MODE_CREATE | MPI_MODE_WRONLY,
                            MPI_INFO_NULL, &fh);
@@ -287,9 +335,16 @@ mpidht_status_t mpidht_dump(mpidht_t *table, const char *path)
         st = mpidht_file_check_name(t, "dumping to", path, partial);
     }
     if (st == MPIDHT_OK) {
-        st = write_file(t, partial);
+        /* Rank 0 claims partial before anyone opens it. */
+        int fd = -1;
+        int code = t->rank == 0 ? (int)claim_partial(t, path, partial, &fd) : (int)MPIDHT_OK;
+        if (MPI_Bcast(&code, 1, MPI_INT, 0, t->comm) != MPI_SUCCESS)
+            code = MPIDHT_ERR_MPI;
+        st = (mpidht_status_t)code;
+        if (st == MPIDHT_OK)
+            st = write_file(t, partial);
         /* Only rank 0 renames or cleans up; it tells everyone how that went. */
-        if (t->rank == 0) {
+        if (t->rank == 0 && code == MPIDHT_OK) {
             if (st == MPIDHT_OK && rename(partial, path) != 0) {
                 mpidht_set_detail(t, "cannot rename '%s' to '%s': %s", partial, path,
                                   strerror(errno));
@@ -300,7 +355,9 @@ mpidht_status_t mpidht_dump(mpidht_t *table, const char *path)
             else
                 MPI_File_delete(partial, MPI_INFO_NULL);
         }
-        int code = (int)st;
+        if (fd >= 0)
+            close(fd); /* lets go of the lock */
+        code = (int)st;
         if (MPI_Bcast(&code, 1, MPI_INT, 0, t->comm) != MPI_SUCCESS)
             code = MPIDHT_ERR_MPI;
         st = (mpidht_status_t)code;

@@ -297,13 +297,26 @@ static mpidht_status_t load_blocks(mpidht_t *t, dump_file_t *f, uint64_t tally[4
     return st;
 }
 
+/* Whether path names a regular file or nothing. ROMIO (MPICH) opens
+ * "ufs:name", "nfs:name", ... as name: such a name is checked as the
+ * name after its prefix too. */
+static bool regular_or_missing(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) == 0)
+        return S_ISREG(sb.st_mode);
+    size_t prefix = strspn(path, "abcdefghijklmnopqrstuvwxyz0123456789");
+    if (prefix > 0 && path[prefix] == ':' && stat(path + prefix + 1, &sb) == 0)
+        return S_ISREG(sb.st_mode);
+    return true;
+}
+
 static mpidht_status_t restore_file(mpidht_t *t, const char *path,
                                     mpidht_restore_report_t *report)
 {
     /* A directory would read as a short file, and opening a FIFO waits
      * for a writer; a missing file is MPI_File_open's to report. */
-    struct stat sb;
-    bool regular = stat(path, &sb) != 0 || S_ISREG(sb.st_mode);
+    bool regular = regular_or_missing(path);
     if (!regular)
         mpidht_set_detail(t, "cannot open '%s': not a regular file", path);
     mpidht_status_t st =

@@ -5,7 +5,8 @@
  * the header or by one byte, with a byte too many, with a bit flipped in
  * the header, the block table or a record, of other key or value sizes.
  * A directory and a FIFO in place of the file are refused as unreadable
- * (not read as a short file, not waited on). Then the argument rejections
+ * (not read as a short file, not waited on), also named with a ROMIO
+ * prefix ("ufs:", which MPICH's MPI-IO strips). Then the argument rejections
  * of dump and restore, and a dump into a directory that does not exist
  * (nothing left behind). Every refusal leaves a detail, on every process,
  * that names the file and the status (mpidht_error_detail).
@@ -122,6 +123,11 @@ static void unreadable_files(mpidht_t *table)
     CHECK(strstr(mpidht_error_detail(table), "not a regular file") != NULL);
     refuse(table, fifo, MPIDHT_ERR_FILE_IO, "a FIFO");
     CHECK(strstr(mpidht_error_detail(table), fifo) != NULL);
+    char prefixed[96];
+    snprintf(prefixed, sizeof prefixed, "ufs:%s", fifo);
+    refuse(table, prefixed, MPIDHT_ERR_FILE_IO, "a FIFO named with a ROMIO prefix");
+    snprintf(prefixed, sizeof prefixed, "ufs:%s", dir);
+    refuse(table, prefixed, MPIDHT_ERR_FILE_IO, "a directory named with a ROMIO prefix");
     MPI_Barrier(MPI_COMM_WORLD);
     if (test_rank() == 0)
         CHECK(rmdir(dir) == 0 && remove(fifo) == 0);
