@@ -100,7 +100,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--reference", type=Path, metavar="RUN_DIR",
                         help="compare the saved fields with those of a reference run, e.g. "
                              "one made with --no-dht (run.reference); the errors go to "
-                             "summary.json")
+                             "summary.json, and the run exits with 1 where its worst cell "
+                             "exceeds run.cell_bound (1e-3) or its worst RMS term "
+                             "run.rms_bound (1e-4) over the iterations compared")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     return parser.parse_args(argv)
 
@@ -269,5 +271,8 @@ def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm") -> i
         failure = done.failure
         if failure is not None:
             print(f"mpidht_sim: values that are not finite: {failure}", file=sys.stderr)
+        if done.exceeded is not None:
+            print(f"mpidht_sim: bounds exceeded: {done.exceeded}", file=sys.stderr)
+            failure = failure or done.exceeded
     # Every process exits alike.
     return 1 if comm.bcast(failure, root=0) is not None else 0

@@ -28,6 +28,7 @@ import numpy as np
 from . import checkpoint, waters
 from .chemistry import Chemistry
 from .errors import ChemistryError, ConfigError
+from .measure import CELL_BOUND, RMS_BOUND
 from .variables import AQUEOUS, MINERALS, VARIABLES
 from .waters import Water
 
@@ -129,6 +130,10 @@ class Config:
     save_every: int
     overwrite: bool = False
     reference: Optional[Path] = None  # a reference run's output folder
+    #: The bounds a run with a reference is held to: its worst cell and its
+    #: worst RMS term, each over its variable's maximum (measure).
+    cell_bound: float = CELL_BOUND
+    rms_bound: float = RMS_BOUND
     source: Path = field(default=DEFAULT_CONFIG)
 
     def to_dict(self) -> dict[str, Any]:
@@ -399,7 +404,8 @@ def _build(m: Mapping[str, Mapping[str, Any]], source: Path) -> Config:
     _known(f, "flow", ("viscosity", "fixed_pressure"))
     _known(t, "time", ("iterations", "time_step"))
     _known(c, "chemistry", ("database", "calcite_parm", "dolomite_parm", "charge_tolerance"))
-    _known(r, "run", ("package_size", "output_dir", "save_every", "overwrite", "reference"))
+    _known(r, "run", ("package_size", "output_dir", "save_every", "overwrite", "reference",
+                      "cell_bound", "rms_bound"))
     _known(m["initial"], "initial", _WATER_KEYS + MINERALS)
     _known(m["injected"], "injected", _WATER_KEYS)
     # Any shape, a 1 x n column included: only the cells are bounded.
@@ -446,6 +452,8 @@ def _build(m: Mapping[str, Mapping[str, Any]], source: Path) -> Config:
         save_every=int(_number(r, "run", "save_every", integer=True, minimum=1)),
         overwrite=_flag(r, "run", "overwrite"),
         reference=_path(r, "run", "reference"),
+        cell_bound=float(_number(r, "run", "cell_bound", CELL_BOUND, positive=True)),
+        rms_bound=float(_number(r, "run", "rms_bound", RMS_BOUND, positive=True)),
         source=source,
     )
     _react_once(cfg)

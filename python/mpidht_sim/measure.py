@@ -3,13 +3,16 @@ line: comparing the fields two runs saved, e.g. a DHT run against a
 reference run without the DHT. No MPI. Usage:
 
     python -m mpidht_sim.measure RUN_DIR REFERENCE_DIR [--json FILE]
+                                 [--cell-bound 1e-3] [--rms-bound 1e-4]
 
 Where both folders hold a run's summary.json, the runs' grid, flow, time
 step, chemistry and waters must be the same (the number of iterations may
 differ: the iterations both saved are compared, and those of the run that
-the reference did not save are named). Exits with 2 on settings that
-differ, on a folder that is missing or holds no fields that can be read,
-on no iteration in both, and on a --json FILE that cannot be written.
+the reference did not save are named). Exits with 0 where the run is
+within both bounds (below), 1 where it exceeds one or a value is not
+finite, and 2 on settings that differ, on a folder that is missing or
+holds no fields that can be read, on no iteration in both, and on a
+--json FILE that cannot be written.
 
 For each saved iteration and each variable i, with n cells:
 
@@ -29,12 +32,27 @@ stored change is zero), whatever the others' errors. A variable that is
 zero everywhere in the reference is left out if the run is zero there
 too, and counts as an infinite term if not.
 
+The verdict: the run passes where the worst cell is within --cell-bound
+(default 1e-3, the column check's bound) and the worst RMS term within
+--rms-bound (default 1e-4), over every variable and every iteration
+compared; the last line says PASSED or FAILED, naming each bound
+exceeded with its value, variable and iteration, and the command exits
+with 1 where one is. Only the iterations compared are judged: a run that
+saved every 50th iteration is judged on those.
+
+The terms are amounts relative to the variable's maximum, nothing else:
+a mineral present in the reference and absent in the run (or the
+reverse) counts only through its amount: on 2 500 cells, dolomite
+missing from 20 cells that hold 5e-4 of its maximum in the reference
+gives a worst cell of 5e-4 and a worst RMS term of 4.5e-5, and passes.
+No figure here counts the cells whose minerals differ.
+
 A value that is not finite (NaN or inf) in either field makes its
 variable's terms NaN, the worst possible: the headline, the per-variable
 row and the per-iteration line name it, the headline says where it first
-appears (the earliest iteration, then the first variable), and the command
-exits with 1. Ties go to the earliest iteration and the first variable,
-whatever the order of the fields.
+appears (the earliest iteration, then the first variable), it exceeds
+every bound, and the command exits with 1. Ties go to the earliest
+iteration and the first variable, whatever the order of the fields.
 """
 
 from __future__ import annotations
@@ -57,6 +75,11 @@ from . import __version__
 from .variables import VARIABLES
 
 Array = npt.NDArray[np.float64]
+
+#: The bounds a result is held to: its worst cell (the worst max term)
+#: and its worst RMS term, each over its variable's maximum.
+CELL_BOUND = 1e-3
+RMS_BOUND = 1e-4
 
 #: What of a run's configuration (its summary.json's "config") decides its
 #: fields: grid, flow, time, chemistry and waters.
@@ -293,11 +316,45 @@ class Comparison:
                 f"iteration {top_it}); worst RMS term {value:.2e} ({name}, iteration {it}); "
                 f"Eq. (2) at most {eq2:.2e} (iteration {eq2_it}); {self.coverage}")
 
-    def to_dict(self) -> dict[str, Any]:
+    def exceeded(self, cell_bound: float = CELL_BOUND,
+                 rms_bound: float = RMS_BOUND) -> list[str]:
+        """The bounds the comparison exceeds, each in words with its value,
+        variable and iteration: the worst cell over cell_bound, the worst
+        RMS term over rms_bound (a NaN term exceeds any bound); empty if
+        it is within both."""
+        out = []
+        for what, (value, name, it), bound in (("worst cell", self.worst_max, cell_bound),
+                                               ("worst RMS term", self.worst, rms_bound)):
+            if not value <= bound:  # NaN too
+                out.append(f"{what} {value:.2e} ({name}, iteration {it}) exceeds {bound:g}")
+        return out
+
+    def verdict(self, cell_bound: float = CELL_BOUND, rms_bound: float = RMS_BOUND) -> str:
+        """PASSED or FAILED against the bounds, in one line: the worst cell
+        and the worst RMS term against each, over the iterations
+        compared."""
+        over = self.exceeded(cell_bound, rms_bound)
+        if over:
+            return "FAILED: " + "; ".join(over) + f" (over {self.coverage_short})"
+        return (f"PASSED: worst cell {self.worst_max[0]:.2e} within {cell_bound:g}, worst RMS "
+                f"term {self.worst[0]:.2e} within {rms_bound:g} (over {self.coverage_short})")
+
+    @property
+    def coverage_short(self) -> str:
+        """The iterations judged, in a few words."""
+        its = sorted(self.by_iteration)
+        return (f"the {len(its)} iterations compared: {iteration_list(its)}"
+                if len(its) > 1 else f"iteration {its[0]}, the only one compared")
+
+    def to_dict(self, cell_bound: float = CELL_BOUND,
+                rms_bound: float = RMS_BOUND) -> dict[str, Any]:
         value, name, it = self.worst
         top, top_name, top_it = self.worst_max
         eq2, eq2_it = self.eq2
         return {
+            "bounds": {"cell": cell_bound, "rms": rms_bound},
+            "passed": not self.exceeded(cell_bound, rms_bound),
+            "exceeded": self.exceeded(cell_bound, rms_bound),
             "worst_rms_term": {"value": value, "variable": name, "iteration": it},
             "worst_max_term": {"value": top, "variable": top_name, "iteration": top_it},
             "eq2_max": {"value": eq2, "iteration": eq2_it},
@@ -399,9 +456,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("reference", type=Path, help="output folder of the reference run")
     parser.add_argument("--json", type=Path, metavar="FILE",
                         help="also write every term as JSON to FILE")
+    parser.add_argument("--cell-bound", type=float, default=CELL_BOUND, metavar="BOUND",
+                        help="fail (exit 1) where the worst cell, over its variable's "
+                             f"maximum, exceeds BOUND (default {CELL_BOUND:g}; inf: none)")
+    parser.add_argument("--rms-bound", type=float, default=RMS_BOUND, metavar="BOUND",
+                        help="fail (exit 1) where the worst RMS term exceeds BOUND "
+                             f"(default {RMS_BOUND:g}; inf: none)")
     parser.add_argument("--version", action="version",
                         version=f"%(prog)s (mpidht_sim) {__version__}")
     args = parser.parse_args(argv)
+    for option, bound in (("--cell-bound", args.cell_bound), ("--rms-bound", args.rms_bound)):
+        if not bound > 0:  # NaN too
+            parser.error(f"{option} must be positive (inf: no bound), got {bound!r}")
     unchecked = []
     try:
         saved = [load_fields(args.run), load_fields(args.reference)]
@@ -424,9 +490,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if unchecked:
         print("settings not checked (grid, flow, time, chemistry, waters): "
               f"{' and '.join(map(str, unchecked))} without summary.json")
+    print(comparison.verdict(args.cell_bound, args.rms_bound))
     if args.json is not None:
         try:
-            args.json.write_text(json.dumps(comparison.to_dict(), indent=1))
+            args.json.write_text(json.dumps(
+                comparison.to_dict(args.cell_bound, args.rms_bound), indent=1))
         except OSError as e:
             print(f"mpidht_sim.measure: --json {args.json} cannot be written: "
                   f"{e.strerror or e}", file=sys.stderr)
@@ -435,6 +503,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         name, it, _, _ = comparison.not_finite
         print(f"mpidht_sim.measure: {args.run} against {args.reference}: values that are "
               f"not finite, first in {name} at iteration {it}", file=sys.stderr)
+        return 1
+    if comparison.exceeded(args.cell_bound, args.rms_bound):
+        print(f"mpidht_sim.measure: {args.run} against {args.reference}: "
+              + "; ".join(comparison.exceeded(args.cell_bound, args.rms_bound)),
+              file=sys.stderr)
         return 1
     return 0
 

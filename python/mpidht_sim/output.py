@@ -314,7 +314,8 @@ def against_reference(result: RunResult, cfg: Config) -> Optional[dict[str, Any]
         return None
     out: dict[str, Any] = {"folder": str(cfg.reference)}
     try:
-        out["errors"] = compare(result.saved, load_fields(cfg.reference)).to_dict()
+        out["errors"] = compare(result.saved, load_fields(cfg.reference)).to_dict(
+            cfg.cell_bound, cfg.rms_bound)
     except ValueError as e:
         out["errors"] = None
         out["problem"] = str(e)
@@ -348,11 +349,13 @@ def first_not_finite(saved: dict[int, np.ndarray]) -> Optional[tuple[int, str, i
 
 @dataclass(frozen=True)
 class Finished:
-    """What finish reports: the lines to print, and why the run's results
+    """What finish reports: the lines to print, why the run's results
     cannot be trusted (values that are not finite in its fields or in the
-    comparison with its reference), or None."""
+    comparison with its reference), or None, and the bounds (run.cell_bound,
+    run.rms_bound) its comparison with its reference exceeds, or None."""
     lines: list[str]
     failure: Optional[str] = None
+    exceeded: Optional[str] = None
 
 
 def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
@@ -387,6 +390,7 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
         f"evictions {result.evictions}",
     ]
     failures = []
+    exceeded: list[str] = []
     own = first_not_finite(result.saved)
     if own is not None:
         failures.append(f"NaN or inf in the saved fields, first in {own[1]} at iteration "
@@ -442,6 +446,17 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
                 f"{w['value']:.2e} ({w['variable']}, iteration {w['iteration']}), Eq. (2) at "
                 f"most {e['value']:.2e}; "
                 + coverage(len(errors["compared"]), errors["not_compared"]))
+            compared = errors["compared"]
+            judged = (f"over the {len(compared)} iterations compared: "
+                      f"{iteration_list(compared)}")
+            if errors["exceeded"]:
+                exceeded += errors["exceeded"]
+                lines.append(f"against {cfg.reference}: FAILED: "
+                             + "; ".join(errors["exceeded"]) + f" ({judged})")
+            else:
+                lines.append(f"against {cfg.reference}: PASSED: worst cell within "
+                             f"{cfg.cell_bound:g}, worst RMS term within {cfg.rms_bound:g} "
+                             f"({judged})")
         if not reference["settings_checked"]:
             lines.append(f"settings not checked (grid, flow, time, chemistry, waters): "
                          f"{cfg.reference} has no summary.json")
@@ -451,4 +466,5 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
             lines.append(f"speedup over it: chemistry {reference['chemistry_speedup']:.1f}x, "
                          f"whole run {reference['wall_speedup']:.1f}x")
     lines.append(f"outputs: {out}")
-    return Finished(lines, "; ".join(failures) or None)
+    return Finished(lines, "; ".join(failures) or None,
+                    f"against {cfg.reference}: " + "; ".join(exceeded) if exceeded else None)

@@ -107,19 +107,116 @@ def test_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     save(tmp_path / "run", run)
     assert sorted(load_fields(tmp_path / "run")) == [0, 5, 10]
     out_json = tmp_path / "errors.json"
-    assert main([str(tmp_path / "run"), str(tmp_path / "ref"), "--json", str(out_json)]) == 0
+    # pH off by 0.01 of about 1.5: beyond both bounds, so it fails.
+    assert main([str(tmp_path / "run"), str(tmp_path / "ref"), "--json", str(out_json)]) == 1
     out = capsys.readouterr().out
     expected = compare(load_fields(tmp_path / "run"), load_fields(tmp_path / "ref"))
     assert expected.headline() in out
     assert expected.worst[1:] == ("pH", 10)
     assert "2 iterations compared" in out
+    assert out.splitlines()[-1].startswith("FAILED: worst cell ")
     saved = json.loads(out_json.read_text())
     assert saved["worst_rms_term"]["variable"] == "pH"
+    assert saved["passed"] is False and saved["bounds"] == {"cell": 1e-3, "rms": 1e-4}
     assert saved["iterations"]["10"]["rms"]["pH"] == pytest.approx(expected.worst[0])
     assert main([str(tmp_path / "run"), str(tmp_path / "missing")]) == 2
     save(tmp_path / "other", {5: fields(rng, 12)}, shape=(3, 4))
     assert main([str(tmp_path / "run"), str(tmp_path / "other")]) == 2
     assert "cannot be compared" in capsys.readouterr().err
+
+
+def ph_off(tmp_path: Path, offset: float) -> list[str]:
+    """A reference whose pH is 9-10 everywhere (its maximum 10) and a run
+    whose pH is off by offset in every cell of every iteration, the other
+    variables exact, saved; the command's arguments for them."""
+    rng = np.random.default_rng(11)
+    ref = {it: fields(rng, 30) for it in (0, 50, 100)}
+    j = VARIABLES.index("pH")
+    for f in ref.values():
+        f[:, j] = 9 + f[:, j] - 0.5
+        f[0, j] = 10.0
+    run = {it: f.copy() for it, f in ref.items()}
+    for f in run.values():
+        f[:, j] += offset
+    save(tmp_path / "ref", ref)
+    save(tmp_path / "run", run)
+    return [str(tmp_path / "run"), str(tmp_path / "ref")]
+
+
+def test_command_fails_beyond_the_rms_bound(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """pH off by 0.009 in every cell: the worst cell, 9e-4 of pH's maximum,
+    is within 1e-3, but the worst RMS term, also 9e-4, is 9 times the
+    RMS bound of 1e-4: the verdict is FAILED, naming it, and the command
+    exits with 1 (it exited with 0 whatever the terms were)."""
+    args = ph_off(tmp_path, 0.009)
+    out_json = tmp_path / "errors.json"
+    assert main(args + ["--json", str(out_json)]) == 1
+    printed = capsys.readouterr()
+    last = printed.out.splitlines()[-1]
+    assert last.startswith("FAILED: worst RMS term 9.00e-04 (pH, iteration 50) exceeds 0.0001")
+    assert "worst cell" not in last  # within its bound
+    assert last.endswith("(over the 2 iterations compared: 50, 100)")
+    assert "worst RMS term 9.00e-04 (pH, iteration 50) exceeds 0.0001" in printed.err
+    saved = json.loads(out_json.read_text())
+    assert saved["passed"] is False
+    assert saved["exceeded"] == ["worst RMS term 9.00e-04 (pH, iteration 50) exceeds 0.0001"]
+    # Looser bounds, given: within both.
+    assert main(args + ["--rms-bound", "1e-3"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "PASSED: worst cell 9.00e-04 within 0.001, worst RMS term 9.00e-04 within 0.001 "
+        "(over the 2 iterations compared: 50, 100)")
+    # A tighter cell bound names the worst cell too.
+    assert main(args + ["--cell-bound", "5e-4", "--rms-bound", "inf"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1].startswith(
+        "FAILED: worst cell 9.00e-04 (pH, iteration 50) exceeds 0.0005 (over")
+
+
+def test_command_passes_within_the_bounds(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """pH off by 0.0009 in every cell: 9e-5 of its maximum, within both
+    bounds; off by 0.011, the worst cell (1.1e-3) is beyond its bound too."""
+    args = ph_off(tmp_path, 0.0009)
+    assert main(args) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith(
+        "PASSED: worst cell 9.00e-05 within 0.001, worst RMS term 9.00e-05 within 0.0001")
+    other = tmp_path / "other"
+    other.mkdir()
+    args = ph_off(other, 0.011)
+    assert main(args) == 1
+    assert capsys.readouterr().out.splitlines()[-1].startswith(
+        "FAILED: worst cell 1.10e-03 (pH, iteration 50) exceeds 0.001; worst RMS term "
+        "1.10e-03 (pH, iteration 50) exceeds 0.0001")
+
+
+@pytest.mark.parametrize("bound", ["0", "-1e-3", "nan"])
+@pytest.mark.parametrize("option", ["--cell-bound", "--rms-bound"])
+def test_command_refuses_bounds_that_are_not_positive(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, bound: str) -> None:
+    args = ph_off(tmp_path, 0.0)
+    with pytest.raises(SystemExit) as e:
+        main(args + [f"{option}={bound}"])
+    assert e.value.code == 2
+    assert f"{option} must be positive (inf: no bound)" in capsys.readouterr().err
+
+
+def test_a_mineral_missing_counts_only_through_its_amount() -> None:
+    """The documented limitation: dolomite missing from 20 of 2 500 cells
+    that hold 5e-4 of its maximum in the reference is a worst cell of 5e-4
+    and a worst RMS term of 4.5e-5, within both bounds; nothing counts
+    the cells whose minerals differ."""
+    rng = np.random.default_rng(12)
+    ref = fields(rng, 2500)
+    j = VARIABLES.index("dolomite")
+    top = float(ref[:, j].max())
+    ref[:20, j] = 5e-4 * top
+    run = ref.copy()
+    run[:20, j] = 0.0
+    comparison = compare({1: run}, {1: ref})
+    assert comparison.worst_max[0] == pytest.approx(5e-4)
+    assert comparison.worst[0] == pytest.approx(5e-4 * math.sqrt(20 / 2500))
+    assert comparison.exceeded() == []
+    assert comparison.verdict().startswith("PASSED")
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf])
@@ -150,6 +247,10 @@ def test_not_finite_is_the_worst(bad: float, where: str) -> None:
         assert 1e-4 < (comparison.per_variable()["C"]["rms"] or 0) < 1.01e-3
         assert comparison.headline().startswith(
             "NOT FINITE: NaN or inf in the compared fields, first in Ca at iteration 2")
+        # NaN exceeds any bound, inf included.
+        assert comparison.exceeded(math.inf, math.inf) == [
+            "worst cell nan (Ca, iteration 2) exceeds inf",
+            "worst RMS term nan (Ca, iteration 2) exceeds inf"]
         assert "worst cell nan of its variable's maximum (Ca, iteration 2)" in \
             comparison.headline()
         assert "worst RMS term nan (Ca, iteration 2)" in comparison.headline()

@@ -190,6 +190,75 @@ def test_fields_not_finite_fail_the_run(tmp_path: Path) -> None:
     assert (tmp_path / "run" / "summary.json").is_file()
 
 
+def test_reference_bounds_fail_the_run(tmp_path: Path) -> None:
+    """With a reference, finish judges the comparison against run.cell_bound
+    and run.rms_bound: a run equal to its reference passes, saying over
+    which iterations; pH off by 9e-4 of its maximum in every cell
+    (the worst cell within 1e-3, the RMS term 9 times 1e-4) is a failure
+    that names the RMS term, and so is any error at a bound set lower."""
+    base = {"grid.nx": 4, "grid.ny": 4, "time.iterations": 2, "interp.enabled": False,
+            "run.save_every": 1, "dht.enabled": False}
+    ref = tmp_path / "ref"
+    ref_cfg = load(None, {**base, "run.output_dir": str(ref)})
+    start(ref_cfg)
+    finish(run(ref_cfg, MPI.COMM_SELF), ref_cfg, {}, plots=False)
+    cfg = load(None, {**base, "run.output_dir": str(tmp_path / "run"),
+                      "run.reference": str(ref)})
+    result = run(cfg, MPI.COMM_SELF)
+    done = finish(result, cfg, {}, plots=False)
+    assert done.failure is None and done.exceeded is None
+    assert (f"against {ref}: PASSED: worst cell within 0.001, worst RMS term within 0.0001 "
+            "(over the 2 iterations compared: 1, 2)") in done.lines
+    j = VARIABLES.index("pH")
+    for field in result.saved.values():
+        field[:, j] += 0.0009 * np.abs(field[:, j]).max()
+    done = finish(result, cfg, {}, plots=False)
+    assert done.failure is None
+    assert done.exceeded is not None and done.exceeded.startswith(
+        f"against {ref}: worst RMS term 9.00e-04")
+    failed = [line for line in done.lines if line.startswith(f"against {ref}: FAILED: ")]
+    assert len(failed) == 1 and "worst cell" not in failed[0]
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["reference"]["errors"]["passed"] is False
+    loose = load(None, {**base, "run.output_dir": str(tmp_path / "run"),
+                        "run.reference": str(ref), "run.cell_bound": 0.5,
+                        "run.rms_bound": 0.5})
+    assert finish(result, loose, {}, plots=False).exceeded is None
+    for key in ("run.cell_bound", "run.rms_bound"):
+        with pytest.raises(ConfigError, match=f"{key} must be positive"):
+            load(None, {key: 0.0})
+
+
+def test_reference_bounds_exceeded_exit_1(tmp_path_factory: pytest.TempPathFactory,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The command line: a run whose comparison with --reference exceeds a
+    bound exits with 1 on every process after writing everything, saying
+    which bound; within the bounds it exits with 0."""
+    comm = MPI.COMM_WORLD
+    base = Path(comm.bcast(str(tmp_path_factory.mktemp("bounds")) if comm.Get_rank() == 0
+                           else None, root=0))
+    tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "2", "--quiet",
+            "--set", "run.save_every=1", "--no-dht"]
+    ref = base / "ref"
+    assert main(tiny + ["--output", str(ref)]) == 0
+    assert main(tiny + ["--output", str(base / "same"), "--reference", str(ref)]) == 0
+    if comm.Get_rank() == 0:
+        path = ref / "fields_00002.npz"
+        with np.load(path) as data:
+            fields = {name: data[name].copy() for name in data.files}
+        fields["pH"] += 0.002 * np.abs(fields["pH"]).max()
+        np.savez(path, **fields)
+    comm.Barrier()
+    capsys.readouterr()
+    assert main(tiny + ["--output", str(base / "run"), "--reference", str(ref)]) == 1
+    printed = capsys.readouterr()
+    if comm.Get_rank() == 0:
+        assert f"against {ref}: FAILED: worst cell 2.00e-03 (pH, iteration 2) exceeds 0.001" \
+            in printed.out
+        assert f"mpidht_sim: bounds exceeded: against {ref}: worst cell 2.00e-03" in printed.err
+        assert (base / "run" / "summary.json").is_file()
+
+
 def test_reference_not_finite_or_unchecked(tmp_path_factory: pytest.TempPathFactory,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     """The command line: a comparison with --reference that meets a NaN
