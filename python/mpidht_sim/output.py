@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -140,6 +140,8 @@ def start(cfg: Config) -> None:
 
 
 MAPPED = ("Ca", "Mg", "calcite", "dolomite")
+#: maps.png shows at most this many saved iterations (``mapped_iterations``).
+MAPPED_AT_MOST = 7
 #: Units of the variables, for axes and colour bars.
 UNITS = {"C": "mol/kgw", "Ca": "mol/kgw", "Cl": "mol/kgw", "Mg": "mol/kgw", "pH": "-",
          "pe": "-", "calcite": "mol per cell", "dolomite": "mol per cell"}
@@ -185,6 +187,18 @@ def write_fields(result: RunResult, cfg: Config, out_dir: Path) -> None:
             write_field(cfg, out_dir, it, state)
 
 
+def mapped_iterations(saved: Sequence[int], at_most: int = MAPPED_AT_MOST) -> list[int]:
+    """The saved iterations maps.png shows: all of at most at_most, else
+    at_most of them spread evenly from the first to the last (a run that
+    saves every iteration would otherwise ask for a figure of one column
+    per iteration: 301 columns, 78 000 pixels wide, minutes of layout)."""
+    its = sorted(saved)
+    if len(its) <= at_most:
+        return its
+    picks = np.linspace(0, len(its) - 1, at_most).round().astype(int)
+    return [its[i] for i in sorted(set(picks.tolist()))]
+
+
 def plot(result: RunResult, cfg: Config, out_dir: Path) -> list[Path]:
     import matplotlib
 
@@ -192,7 +206,7 @@ def plot(result: RunResult, cfg: Config, out_dir: Path) -> list[Path]:
     import matplotlib.pyplot as plt
 
     paths = []
-    its = sorted(result.saved)
+    its = mapped_iterations(list(result.saved))
     extent = (0.0, cfg.nx * cfg.cell_size, cfg.ny * cfg.cell_size, 0.0)  # y = 0 on top
     fig, axes = plt.subplots(len(MAPPED), len(its), squeeze=False,
                              figsize=(2.6 * len(its) + 1.6, 2.4 * len(MAPPED) + 0.4),

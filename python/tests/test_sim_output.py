@@ -294,6 +294,31 @@ def test_reference_not_finite_or_unchecked(tmp_path_factory: pytest.TempPathFact
         assert summary["reference"]["errors"]["not_finite"]["variable"] == "Ca"
 
 
+def test_maps_of_a_run_that_saves_every_iteration(tmp_path: Path) -> None:
+    """maps.png shows at most 7 saved iterations, spread from the first to
+    the last: a run that saved all 301 of SimDol2D asked for a figure of
+    301 columns (78 000 pixels wide) and spent more than ten minutes
+    laying it out after its last iteration."""
+    from PIL import Image
+
+    from mpidht_sim.output import mapped_iterations, plot
+
+    assert mapped_iterations(range(301)) == [0, 50, 100, 150, 200, 250, 300]
+    assert mapped_iterations([300, 0, 100]) == [0, 100, 300]
+    assert mapped_iterations(range(9)) == [0, 1, 3, 4, 5, 7, 8]
+    cfg = load(None, {"grid.nx": 4, "grid.ny": 4, "time.iterations": 20,
+                      "interp.enabled": False, "run.save_every": 1,
+                      "run.output_dir": str(tmp_path)})
+    result = run(cfg, MPI.COMM_SELF)
+    assert len(result.saved) == 21
+    plot(result, cfg, tmp_path)
+    with Image.open(tmp_path / "maps.png") as image:
+        width = image.size[0]
+    # 7 columns of 2.6 inches at 100 dpi and the colour bars: under 2 100
+    # pixels; 21 columns would be 5 600.
+    assert width < 2100
+
+
 def test_progress_lines_when_not_a_terminal() -> None:
     stream = io.StringIO()
     update, close = progress_reporter(20, stream)
