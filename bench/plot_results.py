@@ -371,8 +371,9 @@ def batch_section(all_rows: list[Row]) -> list[str]:
         + (f", each size {passes} times in mirrored order, keys/s over all passes" if passes > 1
            else "") + ". Writes: one write phase per rank count measures every size "
         "(1 = `mpidht_write` one key at a time) on one table, interleaved: after a warm-up "
-        "that touches every page of the table once, rounds in which every rank writes 4096 "
-        "fresh keys with each size in turn, all ranks starting each block together. "
+        "that touches every page of the table once, rounds in which every rank writes its "
+        "next 4096 keys with each size in turn (drawn with replacement: some rewrite keys "
+        "written before), all ranks starting each block together. "
         "Keys/s counts keys, so the speedup is "
         "the ratio to single calls measured in this run; see `batch.png`.",
         "",
@@ -686,13 +687,15 @@ def persist_section(rows: list[Row]) -> list[str]:
            "104-byte values) is dumped with `mpidht_dump` (MPI-IO, synced, renamed) and "
            "restored with `mpidht_restore` into an empty table of the same size; the "
            "slowest rank's time, median of the rounds. The restore reads a file the page "
-           "cache still holds.", "",
-           "| ranks | protocol | entries | file MB | dump MB/s | restore MB/s |",
-           "| --- | --- | --- | --- | --- | --- |"]
+           "cache still holds; each restored table is checked, and the entries it lost "
+           "(evicted, most over the rounds) are given where the run reports them.", "",
+           "| ranks | protocol | entries | file MB | dump MB/s | restore MB/s | evicted |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
     for (np_, protocol), (dump, restore) in restore_rates(rows).items():
         runs = pick(rows, ranks=np_, protocol=protocol)
+        lost = [r["restore_evicted"] for r in runs if "restore_evicted" in r]
         out.append(f"| {np_} | {protocol} | {runs[0]['entries']} | {runs[0]['megabytes']:.1f} | "
-                   f"{dump:.0f} | {restore:.0f} |")
+                   f"{dump:.0f} | {restore:.0f} | {max(lost) if lost else '–'} |")
     return out
 
 
