@@ -587,14 +587,17 @@ mpidht_status_t mpidht_local_next(mpidht_t *table, uint64_t *cursor,
  *   then renamed to path, so a crash or kill at any moment leaves either
  *   the previous file at path or the complete new one. On an error the
  *   partial file is deleted and any previous file is left as it was.
- *   Rank 0 holds a lock on "<path>.partial" (an open file description
- *   lock, fcntl) from before any process opens it until it is renamed:
- *   a dump to the same path by another table meanwhile finds it locked
- *   and returns MPIDHT_ERR_FILE_IO, leaving it alone, so a dump that
- *   returns MPIDHT_OK left its whole table at path (tested with two
- *   tables dumping at once). On a file system without such locks two
- *   dumps to one path at once would share the partial file: avoid them
- *   there. The
+ *   Rank 0 holds a lock on "<path>.lock" (an open file description
+ *   lock, fcntl; the file is made for it and removed afterwards) from
+ *   before any process opens the partial file until it is renamed: a
+ *   dump to the same path by another table meanwhile finds it locked and
+ *   returns MPIDHT_ERR_FILE_IO, leaving the partial file alone, so a dump
+ *   that returns MPIDHT_OK left its whole table at path (tested with two
+ *   tables dumping at once). Where the lock file cannot be made or the
+ *   file system has no locks, two dumps to one path at once would share
+ *   the partial file: avoid them there. A path with a ROMIO file-system
+ *   prefix ("ufs:", MPICH) is not supported: the rename takes the name
+ *   as given (MPIDHT_ERR_FILE_IO). The
  *   table and its statistics are not changed. Each entry is read as
  *   mpidht_local_next reads it.
  * Returns: the same status on every process: MPIDHT_OK;

@@ -2,9 +2,9 @@
  * mpidht_dump: every process writes the entries it hosts, block by block,
  * into "<path>.partial" through MPI-IO; rank 0 adds the header and block
  * table; the file is synced, closed and renamed to path. Rank 0 holds a
- * lock on "<path>.partial" from before anyone opens it until it is
- * renamed, so that a second dump to the same path (another table's) is
- * refused instead of writing into the same file.
+ * lock on "<path>.lock" from before anyone opens the partial file until
+ * it is renamed, so that a second dump to the same path (another
+ * table's) is refused instead of writing into the same file.
  *
  * Each process scans its buckets twice: once to count its entries (which
  * fixes every process's offset in the file), once to write them. Nothing
@@ -234,45 +234,43 @@ static void sync_directory(const char *path)
 #define LOCK_COMMAND F_SETLK
 #endif
 
-/* Rank 0's claim on partial for one dump: opens it (creating it), takes a
- * write lock on it without waiting, and empties it (what an interrupted
- * dump left). *fd is the descriptor to close once partial is renamed or
- * deleted, -1 if there is none (it could not be opened: MPI-IO then says
- * why it cannot create it). MPIDHT_ERR_FILE_IO, with a detail, if another
- * dump holds the lock; where the file system has no locks the dump goes
- * on without. */
-static mpidht_status_t claim_partial(mpidht_t *t, const char *path, const char *partial,
-                                     int *fd)
+/* Rank 0's claim on path for one dump: opens "<path>.lock" (creating it)
+ * and takes a write lock on it without waiting; *fd is the descriptor to
+ * close, once the file is renamed or deleted and the lock file unlinked,
+ * -1 if there is none. The lock is on a file of its own, not the partial
+ * file MPI-IO writes: an MPI-IO that locks the file it writes (ROMIO and
+ * ompio on NFS) would wait for ever on a lock this process holds.
+ * MPIDHT_ERR_FILE_IO, with a detail, if another dump holds the lock;
+ * where the lock file cannot be made, or the file system has no locks,
+ * the dump goes on without. */
+static mpidht_status_t claim(mpidht_t *t, const char *path, const char *lock_name, int *fd)
 {
     /* The lock is on the file the name leads to when it is taken: if the
-     * name was renamed or deleted meanwhile, start over (bounded). */
+     * name was unlinked meanwhile (a dump ending), start over (bounded). */
     for (int attempt = 0; attempt < 16; ++attempt) {
-        *fd = open(partial, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        *fd = open(lock_name, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
         if (*fd < 0)
             return MPIDHT_OK;
         struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-        if (fcntl(*fd, LOCK_COMMAND, &lock) != 0 && (errno == EAGAIN || errno == EACCES)) {
+        if (fcntl(*fd, LOCK_COMMAND, &lock) != 0) {
+            bool taken = errno == EAGAIN || errno == EACCES;
             close(*fd);
             *fd = -1;
+            if (!taken)
+                return MPIDHT_OK; /* no locks here */
             mpidht_set_detail(t, "dumping to '%s': another dump to that path is under way "
-                              "('%s' is locked)", path, partial);
+                              "('%s' is locked)", path, lock_name);
             return MPIDHT_ERR_FILE_IO;
         }
         struct stat held, named;
-        if (fstat(*fd, &held) == 0 && stat(partial, &named) == 0 &&
-            held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
-            if (ftruncate(*fd, 0) == 0)
-                return MPIDHT_OK;
-            mpidht_set_detail(t, "cannot empty '%s': %s", partial, strerror(errno));
-            close(*fd);
-            *fd = -1;
-            return MPIDHT_ERR_FILE_IO;
-        }
+        if (fstat(*fd, &held) == 0 && stat(lock_name, &named) == 0 &&
+            held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+            return MPIDHT_OK;
         close(*fd);
     }
     *fd = -1;
     mpidht_set_detail(t, "dumping to '%s': '%s' kept changing while it was claimed", path,
-                      partial);
+                      lock_name);
     return MPIDHT_ERR_FILE_IO;
 }
 
@@ -290,7 +288,9 @@ static mpidht_status_t write_file(mpidht_t *t, const char *partial)
     if (st != MPIDHT_OK)
         return mpidht_agree_same(t->comm, st);
 
-    /* Rank 0 emptied any leftover of an interrupted dump before (claim). */
+    /* Rank 0 deleted any leftover of an interrupted dump before anyone
+     * opens it (mpidht_dump): a process opening it earlier would write
+     * into a file that is then unlinked. */
     MPI_File fh = MPI_FILE_NULL;
     int rc = MPI_File_open(t->comm, partial, MPI_MODE_CREATE | MPI_MODE_WRONLY,
                            MPI_INFO_NULL, &fh);
@@ -325,19 +325,27 @@ mpidht_status_t mpidht_dump(mpidht_t *table, const char *path)
     if (usable != MPIDHT_OK)
         return usable;
     mpidht_t *t = table;
-    char *partial = path ? malloc(strlen(path) + sizeof ".partial") : NULL;
+    size_t room = path ? strlen(path) + sizeof ".partial" : 0;
+    char *partial = path ? malloc(room) : NULL, *lock_name = path ? malloc(room) : NULL;
     mpidht_status_t st = mpidht_agree_path(t, "dumping to", path,
-                                           !path      ? MPIDHT_ERR_NULL_ARGUMENT
-                                           : !partial ? MPIDHT_ERR_NO_MEMORY
-                                                      : MPIDHT_OK);
+                                           !path                    ? MPIDHT_ERR_NULL_ARGUMENT
+                                           : !partial || !lock_name ? MPIDHT_ERR_NO_MEMORY
+                                                                    : MPIDHT_OK);
     if (st == MPIDHT_OK) {
-        snprintf(partial, strlen(path) + sizeof ".partial", "%s.partial", path);
+        snprintf(partial, room, "%s.partial", path);
+        snprintf(lock_name, room, "%s.lock", path);
         st = mpidht_file_check_name(t, "dumping to", path, partial);
     }
     if (st == MPIDHT_OK) {
-        /* Rank 0 claims partial before anyone opens it. */
+        /* Rank 0 claims the path, then deletes what an interrupted dump
+         * left, before anyone opens it. */
         int fd = -1;
-        int code = t->rank == 0 ? (int)claim_partial(t, path, partial, &fd) : (int)MPIDHT_OK;
+        int code = (int)MPIDHT_OK;
+        if (t->rank == 0) {
+            code = (int)claim(t, path, lock_name, &fd);
+            if (code == MPIDHT_OK)
+                MPI_File_delete(partial, MPI_INFO_NULL);
+        }
         if (MPI_Bcast(&code, 1, MPI_INT, 0, t->comm) != MPI_SUCCESS)
             code = MPIDHT_ERR_MPI;
         st = (mpidht_status_t)code;
@@ -355,8 +363,10 @@ mpidht_status_t mpidht_dump(mpidht_t *table, const char *path)
             else
                 MPI_File_delete(partial, MPI_INFO_NULL);
         }
-        if (fd >= 0)
-            close(fd); /* lets go of the lock */
+        if (fd >= 0) { /* unlinked while held, so a dump waiting for it starts over */
+            unlink(lock_name);
+            close(fd);
+        }
         code = (int)st;
         if (MPI_Bcast(&code, 1, MPI_INT, 0, t->comm) != MPI_SUCCESS)
             code = MPIDHT_ERR_MPI;
@@ -366,5 +376,6 @@ mpidht_status_t mpidht_dump(mpidht_t *table, const char *path)
                               mpidht_strerror(st));
     }
     free(partial);
+    free(lock_name);
     return st;
 }

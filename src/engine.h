@@ -104,6 +104,9 @@ typedef struct mpidht_engine {
     unsigned char *victim_keys, *victim_values;
     size_t victim_cap, victim_count;
     uint64_t victim_draw; /* the draws of the victims' buckets (writer.c) */
+    /* Where set, a write that would evict changes nothing and finishes
+     * with MPIDHT_NOT_FOUND and the outcome MPIDHT_WRITE_DEFERRED. */
+    bool defer_evictions;
 } mpidht_engine_t;
 
 /* Makes the writes that follow keep the entries they evict: their keys
@@ -115,6 +118,10 @@ typedef struct mpidht_engine {
  * which places the victims again. */
 void mpidht_engine_keep_victims(mpidht_t *t, unsigned char *keys, unsigned char *values,
                                 size_t cap);
+
+/* The outcome of a write deferred by defer_evictions (restore, which
+ * writes it again afterwards); beside mpidht_write_outcome_t's values. */
+#define MPIDHT_WRITE_DEFERRED ((mpidht_write_outcome_t)3)
 
 /* Reserves the engine for `items` items and sets the update function for
  * the call about to run. MPIDHT_OK or MPIDHT_ERR_NO_MEMORY. */

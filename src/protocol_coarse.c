@@ -81,7 +81,8 @@ static mpidht_status_t coarse_advance(mpidht_t *t, mpidht_item_t *it)
     }
     default:
         if (it->step == PROBE && !mpidht_write_choose(t, it)) {
-            mpidht_item_finish(it, MPIDHT_NOT_FOUND, 0);
+            /* a remove of an absent key, or a deferred write */
+            mpidht_item_finish(it, MPIDHT_NOT_FOUND, it->outcome);
             return MPIDHT_OK;
         }
         if (it->step == PROBE && it->planned == MPIDHT_WRITE_EVICTED &&

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <xxhash.h>
+
 #include "collective.h"
 #include "collective_check.h"
 #include "dump_format.h"
@@ -130,6 +132,9 @@ typedef struct load_buffers {
     int *send_counts, *send_displs, *recv_counts, *recv_displs, *dest;
     unsigned char *send, *recv, *keys, *values;
     unsigned char *victim_keys, *victim_values; /* entries evicted, to place again */
+    unsigned char *keep;                        /* place's work space: a flag per record */
+    uint32_t *set;                              /* and a set of set_size slots */
+    size_t set_size;
     size_t recv_capacity; /* records */
     mpidht_write_outcome_t *outcomes;
 } load_buffers_t;
@@ -151,6 +156,8 @@ static void free_buffers(load_buffers_t *b)
     free(b->values);
     free(b->victim_keys);
     free(b->victim_values);
+    free(b->keep);
+    free(b->set);
     free(b->outcomes);
 }
 
@@ -176,51 +183,120 @@ static mpidht_status_t grow_receive(const mpidht_t *t, const dump_file_t *f,
     b->outcomes = grown(b->outcomes, records * sizeof *b->outcomes, &ok);
     b->victim_keys = grown(b->victim_keys, records * t->key_size, &ok);
     b->victim_values = grown(b->victim_values, records * t->value_size, &ok);
+    b->keep = grown(b->keep, records, &ok);
+    size_t set_size = 1;
+    while (set_size < 2 * records)
+        set_size *= 2;
+    b->set = grown(b->set, set_size * sizeof *b->set, &ok);
     if (!ok)
         return MPIDHT_ERR_NO_MEMORY;
+    b->set_size = set_size;
     b->recv_capacity = records;
     return MPIDHT_OK;
 }
 
+/* What restore counts, per process, then summed. */
+enum {
+    TALLY_INSERTED, /* records added */
+    TALLY_UPDATED,  /* records that replaced the value of a present key */
+    TALLY_LOST,     /* entries evicted and not placed again */
+    TALLY_COUNT
+};
+
+/* Keeps, of rows with equal keys among the m rows of keys and values,
+ * only the last (what writing them in order leaves), moving the rows kept
+ * to the front in their order; returns how many. keep (m bytes) and set
+ * (set_size slots, a power of two of at least 2 m) are work space. */
+static size_t keep_last_of_each_key(const mpidht_t *t, unsigned char *keys,
+                                    unsigned char *values, size_t m, unsigned char *keep,
+                                    uint32_t *set, size_t set_size)
+{
+    size_t ks = t->key_size, vs = t->value_size;
+    memset(set, 0, set_size * sizeof *set);
+    for (size_t i = m; i-- > 0;) { /* from the last: the first seen of a key is kept */
+        const unsigned char *key = keys + i * ks;
+        size_t at = (size_t)XXH3_64bits(key, ks) & (set_size - 1);
+        while (set[at] != 0 && memcmp(keys + (size_t)(set[at] - 1) * ks, key, ks) != 0)
+            at = (at + 1) & (set_size - 1);
+        keep[i] = set[at] == 0;
+        if (keep[i])
+            set[at] = (uint32_t)(i + 1);
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < m; ++i) {
+        if (!keep[i])
+            continue;
+        if (kept != i) {
+            memcpy(keys + kept * ks, keys + i * ks, ks);
+            memcpy(values + kept * vs, values + i * vs, vs);
+        }
+        ++kept;
+    }
+    return kept;
+}
+
 /* Writes the m records in b->keys and b->values into this process's
- * buckets (they are all its keys) and adds their outcomes to tally. An
- * entry a write evicts is written again, as a random walk of cuckoo
- * hashing: it goes to a free candidate of its own if it has one, else
- * evicts in turn, for at most PLACE_AGAIN_ROUNDS rounds. tally[3] counts
- * the entries still evicted after them (lost). */
-static mpidht_status_t place(mpidht_t *t, load_buffers_t *b, size_t m, uint64_t tally[4])
+ * buckets (they are all its keys) and adds what they did to tally. Of
+ * records with one key only the last is written (the others count as
+ * updates, as writing them in order would have made the later ones).
+ * First every record that finds room: an empty candidate, or its key.
+ * Then the others, each displacing a random candidate's entry, and every
+ * entry displaced is written again, to a free candidate of its own or
+ * displacing another in turn (a random walk, as in cuckoo hashing), for
+ * at most PLACE_AGAIN_ROUNDS rounds. No entry displaced has the key of a
+ * record still to be written (all of them have been, or are the ones
+ * placed now, whose keys are absent), so an older value never comes back
+ * over a newer one. */
+static mpidht_status_t place(mpidht_t *t, load_buffers_t *b, size_t m,
+                             uint64_t tally[TALLY_COUNT])
 {
     mpidht_status_t st = mpidht_engine_reserve(t, 1);
     if (st != MPIDHT_OK)
         return st;
-    unsigned char *keys = b->keys, *values = b->values;
-    unsigned char *spare_keys = b->victim_keys, *spare_values = b->victim_values;
-    mpidht_engine_keep_victims(t, spare_keys, spare_values, m);
-    st = mpidht_write_batch(t, m, keys, values, b->outcomes);
-    for (size_t i = 0; st == MPIDHT_OK && i < m; ++i)
-        tally[b->outcomes[i]]++;
-    /* A write evicts at most one entry: never more victims than room. */
-    size_t evicted = t->engine->victim_count;
-    for (int round = 0; st == MPIDHT_OK && evicted > 0 && round < PLACE_AGAIN_ROUNDS;
+    mpidht_engine_t *e = t->engine;
+    size_t distinct = keep_last_of_each_key(t, b->keys, b->values, m, b->keep, b->set,
+                                            b->set_size);
+    tally[TALLY_UPDATED] += m - distinct;
+    e->defer_evictions = true;
+    st = mpidht_write_batch(t, distinct, b->keys, b->values, b->outcomes);
+    e->defer_evictions = false;
+    /* the deferred records, in order, to the spare rows */
+    unsigned char *keys = b->victim_keys, *values = b->victim_values;
+    size_t deferred = 0;
+    for (size_t i = 0; st == MPIDHT_OK && i < distinct; ++i) {
+        if (b->outcomes[i] != MPIDHT_WRITE_DEFERRED) {
+            tally[b->outcomes[i] == MPIDHT_WRITE_UPDATED ? TALLY_UPDATED : TALLY_INSERTED]++;
+            continue;
+        }
+        memcpy(keys + deferred * t->key_size, b->keys + i * t->key_size, t->key_size);
+        memcpy(values + deferred * t->value_size, b->values + i * t->value_size,
+               t->value_size);
+        ++deferred;
+    }
+    tally[TALLY_INSERTED] += deferred; /* each adds one; the entries lost are counted below */
+    unsigned char *spare_keys = b->keys, *spare_values = b->values;
+    size_t evicted = deferred;
+    for (int round = 0; st == MPIDHT_OK && evicted > 0 && round <= PLACE_AGAIN_ROUNDS;
          ++round) {
-        unsigned char *k = spare_keys, *v = spare_values;
-        spare_keys = keys;
-        spare_values = values;
-        keys = k;
-        values = v;
         mpidht_engine_keep_victims(t, spare_keys, spare_values, evicted);
         st = mpidht_write_batch(t, evicted, keys, values, NULL);
-        evicted = t->engine->victim_count;
+        evicted = e->victim_count;
+        unsigned char *k = keys, *v = values;
+        keys = spare_keys;
+        values = spare_values;
+        spare_keys = k;
+        spare_values = v;
     }
     mpidht_engine_keep_victims(t, NULL, NULL, 0);
-    tally[3] += evicted;
+    tally[TALLY_LOST] += evicted;
+    tally[TALLY_INSERTED] -= evicted;
     return st;
 }
 
 /* Sends the n records in f->block to the processes hosting their keys
  * and writes the ones received; adds the outcomes to tally. */
 static mpidht_status_t route_and_write(mpidht_t *t, const dump_file_t *f,
-                                       load_buffers_t *b, size_t n, uint64_t tally[4])
+                                       load_buffers_t *b, size_t n, uint64_t tally[TALLY_COUNT])
 {
     int p = t->comm_size;
     memset(b->send_counts, 0, (size_t)p * sizeof *b->send_counts);
@@ -264,7 +340,7 @@ static mpidht_status_t route_and_write(mpidht_t *t, const dump_file_t *f,
 }
 
 /* The load rounds: in round k process r handles block k * p + r. */
-static mpidht_status_t load_blocks(mpidht_t *t, dump_file_t *f, uint64_t tally[4])
+static mpidht_status_t load_blocks(mpidht_t *t, dump_file_t *f, uint64_t tally[TALLY_COUNT])
 {
     size_t p = (size_t)t->comm_size;
     uint64_t cap = mpidht_dump_block_cap(f->record_size);
@@ -336,14 +412,12 @@ static mpidht_status_t restore_file(mpidht_t *t, const char *path,
     st = read_index(t, &f);
     if (st == MPIDHT_OK)
         st = verify_blocks(t, &f);
-    /* outcomes of the records (by mpidht_write_outcome_t), and the entries
-     * lost: evicted and not placed again */
-    uint64_t tally[4] = {0, 0, 0, 0}, total[4] = {0, 0, 0, 0};
+    uint64_t tally[TALLY_COUNT] = {0}, total[TALLY_COUNT] = {0};
     if (st == MPIDHT_OK) {
         mpidht_stats_t kept = t->stats;
         st = load_blocks(t, &f, tally);
         t->stats = kept;
-        if (MPI_Allreduce(tally, total, 4, MPI_UINT64_T, MPI_SUM, t->comm) !=
+        if (MPI_Allreduce(tally, total, TALLY_COUNT, MPI_UINT64_T, MPI_SUM, t->comm) !=
                 MPI_SUCCESS &&
             st == MPIDHT_OK)
             st = MPIDHT_ERR_MPI;
@@ -352,10 +426,9 @@ static mpidht_status_t restore_file(mpidht_t *t, const char *path,
         mpidht_restore_report_t full = {
             .struct_size = report->struct_size,
             .entries = f.header.entries,
-            /* a record that evicted an entry placed again added one */
-            .inserted = total[MPIDHT_WRITE_INSERTED] + total[MPIDHT_WRITE_EVICTED] - total[3],
-            .updated = total[MPIDHT_WRITE_UPDATED],
-            .evicted = total[3],
+            .inserted = total[TALLY_INSERTED],
+            .updated = total[TALLY_UPDATED],
+            .evicted = total[TALLY_LOST],
         };
         memcpy(report, &full,
                report->struct_size < sizeof full ? report->struct_size : sizeof full);

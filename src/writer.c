@@ -24,6 +24,10 @@ bool mpidht_write_choose(const mpidht_t *t, mpidht_item_t *it)
     mpidht_write_choice_t c =
         mpidht_choose_slot(t, it->slots, it->addr.count, it->key, it->recency);
     mpidht_engine_t *e = t->engine;
+    if (c.outcome == MPIDHT_WRITE_EVICTED && it->op == MPIDHT_OP_WRITE && e->defer_evictions) {
+        it->outcome = (int)MPIDHT_WRITE_DEFERRED; /* finishes as not written */
+        return false;
+    }
     if (c.outcome == MPIDHT_WRITE_EVICTED && e->victim_keys) {
         /* Entries kept to be placed again (restore): a random candidate,
          * so that their walks do not go round in a cycle, as they can
@@ -248,7 +252,7 @@ mpidht_status_t mpidht_locked_advance(mpidht_t *t, mpidht_item_t *it)
     case KEY_DRAIN:
         return after_drain(t, it, 0, PROBE);
     case PROBE:
-        if (!mpidht_write_choose(t, it)) { /* removing an absent key */
+        if (!mpidht_write_choose(t, it)) { /* an absent key's remove, a deferred write */
             it->status = MPIDHT_NOT_FOUND;
             it->act = MPIDHT_ACT_NONE;
             it->step = RELEASE;

@@ -36,7 +36,9 @@ enum { MPIDHT_ACT_NONE, MPIDHT_ACT_STORE, MPIDHT_ACT_CLEAR };
 
 /* After the probe (meta bytes and keys, or whole buckets for an update,
  * of every candidate in the item's slots): sets it->chosen and
- * it->planned, or finishes a remove of an absent key (returns false). */
+ * it->planned; or returns false for a remove of an absent key, and for a
+ * write that would evict while the engine defers evictions (it->outcome
+ * MPIDHT_WRITE_DEFERRED): the item then finishes with MPIDHT_NOT_FOUND. */
 bool mpidht_write_choose(const mpidht_t *t, mpidht_item_t *it);
 
 /* Whether the chosen bucket, fetched again into its slot, still suits the

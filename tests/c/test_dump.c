@@ -7,12 +7,20 @@
  *                             twice updates; a table too small reports
  *                             its evictions; a nearly full table
  *                             restored into one like it loses nothing
- *                             (restore places evicted entries again);
+ *                             (restore places evicted entries again),
+ *                             and restored into a table that holds older
+ *                             values of most of its keys (filling it to
+ *                             80 %) leaves the file's value for every key;
+ *                             a file with one key three times in one
+ *                             block loads as written in order (the last
+ *                             value, two updates);
  *                             empty tables; processes hosting nothing.
  *   test_dump write FILE      fills a table and dumps it to FILE;
  *   test_dump read FILE       restores FILE and checks every entry: run
  *                             at other process counts than the writer.
  */
+#include <xxhash.h>
+
 #include "table_digest.h"
 
 enum { IDS = 3000, KEY = 32, VALUE = 72, SALT = 5 };
@@ -139,6 +147,108 @@ static void full_round_trip(const char *file)
     }
 }
 
+/* Fills table with ids [first, first + n) and values of salt, dealt to
+ * the ranks, in batches; the writes evict as they may. */
+static void fill_range(mpidht_t *table, uint64_t first, uint64_t n, uint64_t salt)
+{
+    enum { BATCH = 256 };
+    static unsigned char keys[BATCH * KEY], values[BATCH * VALUE];
+    size_t count = 0;
+    for (uint64_t i = (uint64_t)test_rank(); i < n; i += (uint64_t)test_size()) {
+        test_fill(keys + count * KEY, KEY, first + i, 1);
+        test_fill(values + count * VALUE, VALUE, first + i, salt);
+        if (++count < BATCH && i + (uint64_t)test_size() < n)
+            continue;
+        CHECK_OK(mpidht_write_batch(table, count, keys, values, NULL));
+        count = 0;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* A file of ids [0, n + n/8) restored into a table that holds older
+ * values of ids [0, n) and has room for all: the records that find their
+ * candidates full displace entries, some of them older entries of keys a
+ * later record writes again; those stay replaced (the file's value wins),
+ * and the report counts them as updates. */
+static void merge_into_full(const char *file)
+{
+    for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p) {
+        TEST_CONTEXT("a file merged into a %s table filling to 80 %%",
+                     mpidht_protocol_name(test_protocols[p]));
+        mpidht_t *target = make_table(test_protocols[p], 64 << 10);
+        mpidht_info_t info = MPIDHT_INFO_INIT;
+        CHECK_OK(mpidht_get_info(target, &info));
+        uint64_t n = info.total_buckets * 70 / 100, all = n + n / 8;
+        mpidht_t *source = make_table(test_protocols[p], 1 << 20);
+        fill_range(source, 0, all, SALT);
+        CHECK(digest_table(source, KEY, VALUE).entries == all);
+        CHECK_OK(mpidht_dump(source, file));
+        CHECK_OK(mpidht_free(&source));
+        fill_range(target, 0, n, 7); /* the older values */
+        uint64_t held = digest_table(target, KEY, VALUE).entries;
+        mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
+        CHECK_OK(mpidht_restore(target, file, &r));
+        TEST_CONTEXT("a file merged into a %s table holding %" PRIu64 " older entries: "
+                     "inserted %" PRIu64 ", updated %" PRIu64 ", evicted %" PRIu64,
+                     mpidht_protocol_name(test_protocols[p]), held, r.inserted, r.updated,
+                     r.evicted);
+        check_report(&r, all, all - held, held, 0);
+        CHECK(digest_equal(digest_table(target, KEY, VALUE), digest_ids(all, KEY, VALUE, SALT)));
+        CHECK_OK(mpidht_free(&target));
+    }
+}
+
+/* Little-endian n bytes of v at p. */
+static void put_le(unsigned char *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; ++i)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* A file written by hand (the format in mpidht.h) with key 7 three times
+ * in its one block, values 1, 2 and 3, and key 8 between them: restored,
+ * key 7 holds 3, as if the records had been written in order, and the
+ * report counts two inserts and two updates. */
+static void repeated_keys(const char *file)
+{
+    TEST_CONTEXT("a file with one key three times in a block");
+    if (test_rank() == 0) {
+        static const uint64_t keys[4] = {7, 8, 7, 7}, values[4] = {1, 5, 2, 3};
+        unsigned char records[4][16], index[16], header[64] = "MPIDHTDB";
+        for (int i = 0; i < 4; ++i) {
+            put_le(records[i], keys[i], 8);
+            put_le(records[i] + 8, values[i], 8);
+        }
+        put_le(index, 4, 8); /* one block of 4 records, and its checksum */
+        put_le(index + 8, XXH3_64bits(records, sizeof records), 8);
+        put_le(header + 8, 1, 4);  /* format version */
+        put_le(header + 12, 1, 4); /* little-endian keys and values */
+        put_le(header + 16, 8, 8); /* key size */
+        put_le(header + 24, 8, 8); /* value size */
+        put_le(header + 32, 4, 8); /* entries */
+        put_le(header + 40, 1, 8); /* blocks */
+        put_le(header + 48, XXH3_64bits(index, sizeof index), 8);
+        put_le(header + 56, XXH3_64bits(header, 56), 8);
+        FILE *f = fopen(file, "wb");
+        CHECK(f && fwrite(header, 64, 1, f) == 1 && fwrite(index, 16, 1, f) == 1 &&
+              fwrite(records, sizeof records, 1, f) == 1 && fclose(f) == 0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    mpidht_params_t p = test_params(MPIDHT_PROTOCOL_FINE, 8, 8, 1 << 16);
+    mpidht_t *table = NULL;
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+    mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
+    CHECK_OK(mpidht_restore(table, file, &r));
+    check_report(&r, 4, 2, 2, 0);
+    uint64_t key = 7, value = 0;
+    CHECK_OK(mpidht_read(table, &key, &value));
+    CHECK(value == 3);
+    key = 8;
+    CHECK_OK(mpidht_read(table, &key, &value));
+    CHECK(value == 5);
+    CHECK_OK(mpidht_free(&table));
+}
+
 static void empty_and_hostless(const char *file)
 {
     TEST_CONTEXT("dumping an empty table");
@@ -187,6 +297,8 @@ int main(int argc, char **argv)
         snprintf(file, sizeof file, "test_dump_np%d.mpidht", test_size());
         round_trips(file);
         full_round_trip(file);
+        merge_into_full(file);
+        repeated_keys(file);
         empty_and_hostless(file);
         if (test_rank() == 0)
             remove(file);

@@ -10,8 +10,8 @@
  * timeout: rank 0 hosts 64 keys of 512-byte values that the other ranks
  * keep rewriting in place, and iterates them again and again under a
  * timeout of 10 us, repeating every call that times out (fine): each
- * iteration returns every key exactly once, and a call that failed
- * returned nothing and left the cursor. Finally the rejections.
+ * iteration returns every key exactly once (lock-free: at most once), and
+ * a call that failed returned nothing and left the cursor. Finally the rejections.
  */
 #include "table_digest.h"
 
@@ -212,8 +212,10 @@ static void check_timeout_repeats(mpidht_protocol_t protocol)
                     seen[id]++;
                 }
             } while (st == MPIDHT_ERR_TIMEOUT || count > 0);
+            /* lock-free skips a bucket still being rewritten after a
+             * re-read (the header); the others return every entry */
             for (uint64_t id = 0; id < KEYS; ++id)
-                CHECK(seen[id] == 1);
+                CHECK(seen[id] == 1 || (seen[id] == 0 && protocol == MPIDHT_PROTOCOL_LOCKFREE));
         }
         for (int r = 1; r < test_size(); ++r)
             MPI_Send(NULL, 0, MPI_BYTE, r, DONE, MPI_COMM_WORLD);
