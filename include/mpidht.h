@@ -637,16 +637,21 @@ typedef struct mpidht_restore_report {
  *   MPIDHT_ERR_FILE_CORRUPT or MPIDHT_ERR_MPI). The statistics are not
  *   changed. *report, if not NULL, receives the totals over all processes
  *   (its struct_size is checked before anything else: MPIDHT_ERR_STRUCT_SIZE).
- *   A record whose candidate buckets all hold other keys overwrites one
- *   of them, and the entry it displaced is written again, to a free
- *   candidate of its own or displacing another in turn (a random walk, as
- *   in cuckoo hashing, of at most 32 steps), so the records arriving in
- *   another order than they were first written lose nothing where the
- *   table has room: a table filled to 88-95 % of its buckets, restored
- *   into one like it, comes back whole (tested). report->evicted counts
- *   the entries lost where the walk found no room: the table is too small
- *   for the file (with what it held before). inserted + updated + evicted
- *   = entries for a file whose keys are distinct.
+ *   A record whose candidate buckets all hold other keys is written after
+ *   the records of its round that find room, displacing one of those
+ *   entries, which is written again, to a free candidate of its own or
+ *   displacing another in turn (a random walk, as in cuckoo hashing, of
+ *   at most 32 steps); an entry displaced never has the key of a record
+ *   still to be written, so a newer value is never overwritten by an
+ *   older one. Records arriving in another order than they were first
+ *   written thus lose nothing where the table has room: a table filled
+ *   to 88-95 % of its buckets, restored into one like it, comes back
+ *   whole, and so does a file merged into a table holding older values
+ *   of its keys (tested). report->evicted counts the entries lost where
+ *   the walk found no room: the table is too small for the file (with
+ *   what it held before). Records with the same key load as if written
+ *   in order (the last value stays; the others count as updates).
+ *   inserted + updated + evicted = entries.
  * Returns: the same status on every process: MPIDHT_OK;
  *   MPIDHT_ERR_PATH_MISMATCH; MPIDHT_ERR_FILE_IO (cannot open or read, or
  *   not a regular file: a directory, a FIFO, also named with a ROMIO
