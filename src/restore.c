@@ -374,17 +374,16 @@ static mpidht_status_t load_blocks(mpidht_t *t, dump_file_t *f, uint64_t tally[T
 }
 
 /* Whether path names a regular file or nothing. ROMIO (MPICH) opens
- * "ufs:name", "nfs:name", ... as name: such a name is checked as the
- * name after its prefix too. */
+ * "ufs:name", "nfs:name", ... as name: the name after such a prefix must
+ * be one too. */
 static bool regular_or_missing(const char *path)
 {
     struct stat sb;
-    if (stat(path, &sb) == 0)
-        return S_ISREG(sb.st_mode);
-    size_t prefix = strspn(path, "abcdefghijklmnopqrstuvwxyz0123456789");
-    if (prefix > 0 && path[prefix] == ':' && stat(path + prefix + 1, &sb) == 0)
-        return S_ISREG(sb.st_mode);
-    return true;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return false;
+    size_t prefix = strspn(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
+    return !(prefix > 0 && path[prefix] == ':' && stat(path + prefix + 1, &sb) == 0 &&
+             !S_ISREG(sb.st_mode));
 }
 
 static mpidht_status_t restore_file(mpidht_t *t, const char *path,
