@@ -229,6 +229,14 @@ def test_reference_bounds_fail_the_run(tmp_path: Path) -> None:
             load(None, {key: 0.0})
 
 
+def edit_fields(path: Path, name: str, change: Any) -> None:
+    """Rewrites the saved fields at path with field name changed."""
+    with np.load(path) as data:
+        fields = {field: data[field].copy() for field in data.files}
+    fields[name] = change(fields[name])
+    np.savez(path, **fields)
+
+
 def test_reference_bounds_exceeded_exit_1(tmp_path_factory: pytest.TempPathFactory,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     """The command line: a run whose comparison with --reference exceeds a
@@ -243,11 +251,8 @@ def test_reference_bounds_exceeded_exit_1(tmp_path_factory: pytest.TempPathFacto
     assert main(tiny + ["--output", str(ref)]) == 0
     assert main(tiny + ["--output", str(base / "same"), "--reference", str(ref)]) == 0
     if comm.Get_rank() == 0:
-        path = ref / "fields_00002.npz"
-        with np.load(path) as data:
-            fields = {name: data[name].copy() for name in data.files}
-        fields["pH"] += 0.002 * np.abs(fields["pH"]).max()
-        np.savez(path, **fields)
+        edit_fields(ref / "fields_00002.npz", "pH",
+                    lambda pH: pH + 0.002 * np.abs(pH).max())
     comm.Barrier()
     capsys.readouterr()
     assert main(tiny + ["--output", str(base / "run"), "--reference", str(ref)]) == 1
@@ -274,11 +279,11 @@ def test_reference_not_finite_or_unchecked(tmp_path_factory: pytest.TempPathFact
     assert main(tiny + ["--no-dht", "--output", str(ref)]) == 0
     if comm.Get_rank() == 0:
         (ref / "summary.json").unlink()
-        path = ref / "fields_00002.npz"
-        with np.load(path) as data:
-            fields = {name: data[name].copy() for name in data.files}
-        fields["Ca"].flat[3] = np.nan
-        np.savez(path, **fields)
+
+        def one_nan(ca: np.ndarray) -> np.ndarray:
+            ca.flat[3] = np.nan
+            return ca
+        edit_fields(ref / "fields_00002.npz", "Ca", one_nan)
     comm.Barrier()
     capsys.readouterr()
     assert main(tiny + ["--output", str(base / "run"), "--reference", str(ref)]) == 1

@@ -104,49 +104,6 @@ static void round_trips(const char *file)
     CHECK_OK(mpidht_free(&small));
 }
 
-/* A table filled to nearly every bucket (the writes evict as they may),
- * dumped and restored into an empty table like it, for every protocol:
- * the records arrive in another order than they were written, so some
- * find their candidates taken; restore places the entries they evict
- * again, and the table comes back whole, nothing evicted. */
-static void full_round_trip(const char *file)
-{
-    enum { BATCH = 256 };
-    static unsigned char keys[BATCH * KEY], values[BATCH * VALUE];
-    for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p) {
-        TEST_CONTEXT("a full %s table restored into one like it",
-                     mpidht_protocol_name(test_protocols[p]));
-        mpidht_t *source = make_table(test_protocols[p], 64 << 10);
-        mpidht_info_t info = MPIDHT_INFO_INIT;
-        CHECK_OK(mpidht_get_info(source, &info));
-        uint64_t n = info.total_buckets * 95 / 100;
-        size_t count = 0;
-        for (uint64_t id = (uint64_t)test_rank(); id < n; id += (uint64_t)test_size()) {
-            test_fill(keys + count * KEY, KEY, id, 1);
-            test_fill(values + count * VALUE, VALUE, id, SALT);
-            if (++count < BATCH && id + (uint64_t)test_size() < n)
-                continue;
-            CHECK_OK(mpidht_write_batch(source, count, keys, values, NULL));
-            count = 0;
-        }
-        MPI_Barrier(MPI_COMM_WORLD);
-        table_digest_t held = digest_table(source, KEY, VALUE);
-        CHECK(held.entries * 100 > info.total_buckets * 85);
-        CHECK_OK(mpidht_dump(source, file));
-        CHECK_OK(mpidht_free(&source));
-        mpidht_t *target = make_table(test_protocols[p], 64 << 10);
-        mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
-        CHECK_OK(mpidht_restore(target, file, &r));
-        TEST_CONTEXT("a full %s table: %" PRIu64 " entries; restored %" PRIu64
-                     ", evicted %" PRIu64,
-                     mpidht_protocol_name(test_protocols[p]), held.entries, r.inserted,
-                     r.evicted);
-        check_report(&r, held.entries, held.entries, 0, 0);
-        CHECK(digest_equal(digest_table(target, KEY, VALUE), held));
-        CHECK_OK(mpidht_free(&target));
-    }
-}
-
 /* Fills table with ids [first, first + n) and values of salt, dealt to
  * the ranks, in batches; the writes evict as they may. */
 static void fill_range(mpidht_t *table, uint64_t first, uint64_t n, uint64_t salt)
@@ -163,6 +120,37 @@ static void fill_range(mpidht_t *table, uint64_t first, uint64_t n, uint64_t sal
         count = 0;
     }
     MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* A table filled to nearly every bucket (the writes evict as they may),
+ * dumped and restored into an empty table like it, for every protocol:
+ * the records arrive in another order than they were written, so some
+ * find their candidates taken; restore places the entries they evict
+ * again, and the table comes back whole, nothing evicted. */
+static void full_round_trip(const char *file)
+{
+    for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p) {
+        TEST_CONTEXT("a full %s table restored into one like it",
+                     mpidht_protocol_name(test_protocols[p]));
+        mpidht_t *source = make_table(test_protocols[p], 64 << 10);
+        mpidht_info_t info = MPIDHT_INFO_INIT;
+        CHECK_OK(mpidht_get_info(source, &info));
+        fill_range(source, 0, info.total_buckets * 95 / 100, SALT);
+        table_digest_t held = digest_table(source, KEY, VALUE);
+        CHECK(held.entries * 100 > info.total_buckets * 85);
+        CHECK_OK(mpidht_dump(source, file));
+        CHECK_OK(mpidht_free(&source));
+        mpidht_t *target = make_table(test_protocols[p], 64 << 10);
+        mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
+        CHECK_OK(mpidht_restore(target, file, &r));
+        TEST_CONTEXT("a full %s table: %" PRIu64 " entries; restored %" PRIu64
+                     ", evicted %" PRIu64,
+                     mpidht_protocol_name(test_protocols[p]), held.entries, r.inserted,
+                     r.evicted);
+        check_report(&r, held.entries, held.entries, 0, 0);
+        CHECK(digest_equal(digest_table(target, KEY, VALUE), held));
+        CHECK_OK(mpidht_free(&target));
+    }
 }
 
 /* A file of ids [0, n + n/8) restored into a table that holds older
