@@ -154,10 +154,11 @@ static void full_round_trip(const char *file)
 }
 
 /* A file of ids [0, n + n/8) restored into a table that holds older
- * values of ids [0, n) and has room for all: the records that find their
- * candidates full displace entries, some of them older entries of keys a
- * later record writes again; those stay replaced (the file's value wins),
- * and the report counts them as updates. */
+ * values of ids [0, n) and has room for all: records that find no room
+ * displace entries, which are placed again, and every key ends with the
+ * file's value (a displaced older entry of a key whose record comes later
+ * must not come back over it); the report counts the keys that held
+ * older values as updates. */
 static void merge_into_full(const char *file)
 {
     for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p) {
