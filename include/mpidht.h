@@ -581,8 +581,12 @@ mpidht_status_t mpidht_local_next(mpidht_t *table, uint64_t *cursor,
  *   at most 236 bytes on up to 10 processes (one less for each further
  *   digit of the highest rank): its MPI-IO copies the name of a file it
  *   opens ("<path>.partial" here), with ".locktest." and the rank after
- *   it, into 256 bytes and aborts the process where they do not fit, so
- *   a longer path is refused (MPIDHT_ERR_FILE_IO) before MPI sees it.
+ *   it, into 256 bytes and aborts the process where they do not fit; and
+ *   a file name (the path's last part) of at most 207 bytes: its shared
+ *   file pointer components make files named after "<path>.partial", up
+ *   to 31 bytes longer, and where those names are over 255 bytes its
+ *   processes wait for each other for ever. A longer path or file name
+ *   is refused (MPIDHT_ERR_FILE_IO) before MPI sees it.
  * Guarantees: the file is written as "<path>.partial", synced, and only
  *   then renamed to path, so a crash or kill at any moment leaves either
  *   the previous file at path or the complete new one. On an error the
@@ -624,8 +628,8 @@ typedef struct mpidht_restore_report {
  * their key, which writes them into its own buckets, so no two processes
  * race for a bucket under any protocol.
  * Requires: as mpidht_dump (with Open MPI a path of at most 244 bytes
- *   on up to 10 processes: no ".partial" here); path the same on every
- *   process.
+ *   on up to 10 processes and a file name of at most 215: no ".partial"
+ *   here); path the same on every process.
  * Guarantees: the whole file (header, block table and every block's
  *   checksum) is verified before anything is written: a file that is
  *   missing, of another format or version, of other sizes, truncated,

@@ -52,34 +52,63 @@ mpidht_status_t mpidht_file_write_at(MPI_File fh, uint64_t offset,
                     MPIDHT_ERR_FILE_IO);
 }
 
-/* The longest file name (bytes, without the NUL) MPI-IO opens on comm
- * (mpidht_file_check_name); SIZE_MAX where no limit is known. */
-static size_t name_limit(MPI_Comm comm)
+/* Bytes Open MPI's shared file pointer components add to the last part
+ * of the name of a file ompio opens, for the files of their own that they
+ * make while it opens one (4.1 and the later sources read: sm makes
+ * "<name>_cid-<cid>-<n>.sm" in the session directory, lockedfile
+ * "<path>.lockedfile" or "<path>-<jobid>-<pid>.lock", up to 31 bytes with
+ * every number at its widest), with room to spare. */
+#define OPEN_MPI_NAME_ROOM 40
+/* The longest last part of a path (a file name) a file system takes. */
+#define FILE_NAME_MAX 255
+
+/* The limits on the name MPI-IO opens on comm (mpidht_file_check_name),
+ * in bytes without the NUL: of the whole name, and of its last part;
+ * SIZE_MAX where no limit is known. */
+static void name_limits(MPI_Comm comm, size_t *whole, size_t *last)
 {
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int length = 0, size = 1;
+    *whole = *last = SIZE_MAX;
     if (MPI_Get_library_version(version, &length) != MPI_SUCCESS ||
         strncmp(version, "Open MPI", strlen("Open MPI")) != 0 ||
         MPI_Comm_size(comm, &size) != MPI_SUCCESS)
-        return SIZE_MAX;
+        return;
     size_t digits = 1; /* of the highest rank */
     for (int r = size - 1; r >= 10; r /= 10)
         ++digits;
-    return 256 - 1 - (sizeof ".locktest." - 1) - digits;
+    *whole = 256 - 1 - (sizeof ".locktest." - 1) - digits;
+    *last = FILE_NAME_MAX - OPEN_MPI_NAME_ROOM;
 }
 
 mpidht_status_t mpidht_file_check_name(const mpidht_t *t, const char *doing,
                                        const char *path, const char *opened)
 {
-    size_t limit = name_limit(t->comm), length = strlen(opened);
-    if (length <= limit)
-        return MPIDHT_OK;
-    mpidht_set_detail(t,
-                      "%s '%s': %s: MPI-IO opens '<path>%s', %zu bytes, and Open MPI's takes "
-                      "file names of at most %zu bytes here (its ompio copies each into 256 "
-                      "bytes, a longer one aborts the process); a shorter path, e.g. a "
-                      "relative one, works",
-                      doing, path, mpidht_strerror(MPIDHT_ERR_FILE_IO),
-                      opened + strlen(path), length, limit);
-    return MPIDHT_ERR_FILE_IO;
+    size_t whole, last, length = strlen(opened);
+    name_limits(t->comm, &whole, &last);
+    const char *slash = strrchr(opened, '/');
+    size_t name = length - (slash ? (size_t)(slash - opened) + 1 : 0);
+    if (length > whole) {
+        mpidht_set_detail(t,
+                          "%s '%s': %s: MPI-IO opens '<path>%s', %zu bytes, and Open MPI's "
+                          "takes file names of at most %zu bytes here (its ompio copies each "
+                          "into 256 bytes, a longer one aborts the process); a shorter path, "
+                          "e.g. a relative one, works",
+                          doing, path, mpidht_strerror(MPIDHT_ERR_FILE_IO),
+                          opened + strlen(path), length, whole);
+        return MPIDHT_ERR_FILE_IO;
+    }
+    if (name > last) {
+        mpidht_set_detail(t,
+                          "%s '%s': %s: MPI-IO opens '<path>%s', whose last part is %zu bytes, "
+                          "and Open MPI's takes at most %zu there (its shared file pointer "
+                          "components make files of their own named after it, up to %d bytes "
+                          "longer, and a name over %d bytes leaves its processes waiting for "
+                          "each other); a shorter file name works",
+                          doing, path, mpidht_strerror(MPIDHT_ERR_FILE_IO),
+                          opened + strlen(path), name, last, OPEN_MPI_NAME_ROOM,
+                          FILE_NAME_MAX);
+        return MPIDHT_ERR_FILE_IO;
+    }
+    return MPIDHT_OK;
 }

@@ -19,7 +19,11 @@
  * read) copies the name of each file it opens, with ".locktest." and the
  * caller's rank after it, into 256 bytes while it chooses a shared file
  * pointer component; a longer name overflows them (glibc aborts the
- * process). The limit holds for any Open MPI, also where ompio was
+ * process). Those components make files of their own named after the
+ * file, up to 31 bytes longer in its last part; where that is over the
+ * file system's 255 bytes some processes fail to open it and the others
+ * wait in the open for ever, so the last part of the name is held to 215
+ * bytes. The limits hold for any Open MPI, also where ompio was
  * deselected for ROMIO (--mca io romio321), which takes longer names:
  * which component opens a file is not known before it is opened. */
 mpidht_status_t mpidht_file_check_name(const mpidht_t *t, const char *doing,

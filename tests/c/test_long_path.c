@@ -4,9 +4,14 @@
  * a detail that says why, never an abort. With Open MPI that is 244 bytes
  * for the name opened on up to 10 processes (its ompio copies the name,
  * ".locktest." and the rank into 256 bytes; a dump opens
- * "<path>.partial"); with other MPIs paths of 300 bytes work. A file name
- * over the file system's 255 bytes is refused by every MPI alike. No file
- * is left behind by a refusal. Paths are relative, so the test's working
+ * "<path>.partial"); with other MPIs paths of 300 bytes work. With Open
+ * MPI the last part of the name opened may be at most 215 bytes (its
+ * shared file pointer components make files named after it, and one
+ * whose name is over 255 bytes left the processes waiting for each other
+ * for ever): a file name of 207 bytes dumps and one of 215 restores, one
+ * byte more is refused; other MPIs take both. A file name over the file
+ * system's 255 bytes is refused by every MPI alike. No file is left
+ * behind by a refusal. Paths are relative, so the test's working
  * directory does not count.
  */
 #include <sys/stat.h>
@@ -50,6 +55,17 @@ static mpidht_t *make_table(void)
     mpidht_t *table = NULL;
     CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
     return table;
+}
+
+/* A path of a file name of exactly `length` bytes in dir, into buf. */
+static const char *file_in_dir(char *buf, size_t size, size_t length)
+{
+    size_t prefix = strlen(dir) + 1;
+    CHECK(prefix + length < size);
+    snprintf(buf, size, "%s/", dir);
+    memset(buf + prefix, 'n', length);
+    buf[prefix + length] = '\0';
+    return buf;
 }
 
 /* A dump to path refused: the status, the detail, nothing left. */
@@ -131,6 +147,54 @@ int main(int argc, char **argv)
         CHECK_OK(st);
     }
     CHECK(digest_equal(digest_table(again, KEY, VALUE), want));
+
+    /* Long file names in a short directory: the longest Open MPI takes
+     * (215 bytes in the name opened), then one byte more. */
+    static char file[1024], longer[1024];
+    size_t name_limit = limited ? 215 : 255;
+    file_in_dir(file, sizeof file, name_limit - strlen(".partial"));
+    TEST_CONTEXT("dump to a file name of %zu bytes", name_limit - strlen(".partial"));
+    CHECK_OK(mpidht_dump(table, file));
+    file_in_dir(longer, sizeof longer, name_limit - strlen(".partial") + 1);
+    if (limited) { /* elsewhere one byte more is over the file system's limit */
+        TEST_CONTEXT("dump to a file name of %zu bytes", strlen(longer) - strlen(dir) - 1);
+        check_refused(table, mpidht_dump(table, longer), longer,
+                      "whose last part is 216 bytes");
+        CHECK(!exists(longer));
+        /* The case that waited for ever: a relative path that is all file
+         * name, 236 bytes (within the whole name's limit). */
+        static char bare[256];
+        memset(bare, 'b', 236);
+        TEST_CONTEXT("dump to a bare file name of 236 bytes");
+        check_refused(table, mpidht_dump(table, bare), bare, "whose last part is 244 bytes");
+    }
+    /* Restore opens the name itself: 215 bytes, then 216. */
+    file_in_dir(name, sizeof name, name_limit);
+    if (test_rank() == 0)
+        CHECK(rename(file, name) == 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    mpidht_t *named = make_table();
+    TEST_CONTEXT("restore from a file name of %zu bytes", name_limit);
+    CHECK_OK(mpidht_restore(named, name, NULL));
+    CHECK(digest_equal(digest_table(named, KEY, VALUE), want));
+    if (limited) {
+        file_in_dir(file, sizeof file, name_limit + 1);
+        if (test_rank() == 0)
+            CHECK(rename(name, file) == 0);
+        MPI_Barrier(MPI_COMM_WORLD);
+        TEST_CONTEXT("restore from a file name of %zu bytes", name_limit + 1);
+        st = mpidht_restore(named, file, NULL);
+        CHECK_STATUS(st, MPIDHT_ERR_FILE_IO);
+        CHECK(strstr(mpidht_error_detail(named), "whose last part is 216 bytes") != NULL);
+        CHECK(digest_equal(digest_table(named, KEY, VALUE), want));
+    }
+    CHECK_OK(mpidht_free(&named));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (test_rank() == 0) {
+        unlink(file);
+        unlink(name);
+        unlink(longer);
+    }
 
     /* A file name over 255 bytes: no MPI can open it. */
     path_of(name, sizeof name, strlen(sub) + 1 + 300);
