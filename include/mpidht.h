@@ -591,8 +591,14 @@ mpidht_status_t mpidht_local_next(mpidht_t *table, uint64_t *cursor,
  *   then renamed to path, so a crash or kill at any moment leaves either
  *   the previous file at path or the complete new one. On an error the
  *   partial file is deleted and any previous file is left as it was.
+ *   A dump replaces only a regular file: where path or "<path>.partial"
+ *   is anything else (a FIFO, a device, a directory, a symbolic link) it
+ *   returns MPIDHT_ERR_FILE_IO and leaves it as it is.
  *   Rank 0 holds a lock on "<path>.lock" (an open file description
- *   lock, fcntl; the file is made for it and removed afterwards) from
+ *   lock, fcntl; the file is made for it and removed afterwards; one
+ *   that a killed dump left is taken over, while a file of that name
+ *   that is not a dump's lock file is left alone and the dump refused
+ *   with MPIDHT_ERR_FILE_IO) from
  *   before any process opens the partial file until it is renamed: a
  *   dump to the same path by another table meanwhile finds it locked and
  *   returns MPIDHT_ERR_FILE_IO, leaving the partial file alone, so a dump

@@ -234,44 +234,121 @@ static void sync_directory(const char *path)
 #define LOCK_COMMAND F_SETLK
 #endif
 
+/* What a dump writes into the lock file it makes, so that a later dump
+ * can tell a lock file (one left by a dump that was killed included) from
+ * a file of the user's that happens to have its name. */
+static const char lock_signature[] = "mpidht dump lock\n";
+
+/* What kind of file mode is, for a message ("a directory"), or NULL for a
+ * regular file. */
+static const char *not_regular(mode_t mode)
+{
+    return S_ISREG(mode)    ? NULL
+           : S_ISDIR(mode)  ? "a directory"
+           : S_ISLNK(mode)  ? "a symbolic link"
+           : S_ISFIFO(mode) ? "a FIFO"
+           : S_ISSOCK(mode) ? "a socket"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+                            : "not a regular file";
+}
+
+/* MPIDHT_OK if nothing is at name or a regular file is (not followed
+ * through a symbolic link); else MPIDHT_ERR_FILE_IO with a detail: a dump
+ * replaces or removes only regular files. */
+static mpidht_status_t check_regular(mpidht_t *t, const char *path, const char *name,
+                                     const char *role)
+{
+    struct stat sb;
+    const char *kind = lstat(name, &sb) == 0 ? not_regular(sb.st_mode) : NULL;
+    if (!kind)
+        return MPIDHT_OK;
+    mpidht_set_detail(t, "dumping to '%s': %s '%s' is %s; a dump replaces only a regular file "
+                      "there", path, role, name, kind);
+    return MPIDHT_ERR_FILE_IO;
+}
+
+/* Whether the file open at fd is a dump's lock file: empty (just made) or
+ * holding lock_signature and nothing else. */
+static bool is_lock_file(int fd)
+{
+    char seen[sizeof lock_signature];
+    ssize_t n = pread(fd, seen, sizeof seen, 0);
+    return n == 0 || (n == (ssize_t)sizeof lock_signature - 1 &&
+                      memcmp(seen, lock_signature, (size_t)n) == 0);
+}
+
 /* Rank 0's claim on path for one dump: opens "<path>.lock" (creating it)
  * and takes a write lock on it without waiting; *fd is the descriptor to
  * close, once the file is renamed or deleted and the lock file unlinked,
  * -1 if there is none. The lock is on a file of its own, not the partial
  * file MPI-IO writes: an MPI-IO that locks the file it writes (ROMIO and
  * ompio on NFS) would wait for ever on a lock this process holds.
- * MPIDHT_ERR_FILE_IO, with a detail, if another dump holds the lock;
- * where the lock file cannot be made, or the file system has no locks,
- * the dump goes on without. */
-static mpidht_status_t claim(mpidht_t *t, const char *path, const char *lock_name, int *fd)
+ * MPIDHT_ERR_FILE_IO, with a detail, if another dump holds the lock, if
+ * "<path>.lock" is a file that is not a dump's lock file (which the dump
+ * would remove), or if path or "<path>.partial" is something other than
+ * a regular file (which the rename would replace, or the clean-up
+ * remove); where the lock file cannot be made, or the file system has no
+ * locks, the dump goes on without. */
+static mpidht_status_t claim(mpidht_t *t, const char *path, const char *lock_name,
+                             const char *partial, int *fd)
 {
+    *fd = -1;
+    mpidht_status_t st = check_regular(t, path, lock_name, "the lock file");
     /* The lock is on the file the name leads to when it is taken: if the
      * name was unlinked meanwhile (a dump ending), start over (bounded). */
-    for (int attempt = 0; attempt < 16; ++attempt) {
-        *fd = open(lock_name, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    for (int attempt = 0; attempt < 16 && st == MPIDHT_OK; ++attempt) {
+        *fd = open(lock_name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
         if (*fd < 0)
-            return MPIDHT_OK;
+            break; /* no lock file here: on without */
         struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
         if (fcntl(*fd, LOCK_COMMAND, &lock) != 0) {
             bool taken = errno == EAGAIN || errno == EACCES;
             close(*fd);
             *fd = -1;
-            if (!taken)
-                return MPIDHT_OK; /* no locks here */
-            mpidht_set_detail(t, "dumping to '%s': another dump to that path is under way "
-                              "('%s' is locked)", path, lock_name);
-            return MPIDHT_ERR_FILE_IO;
+            if (taken) {
+                mpidht_set_detail(t, "dumping to '%s': another dump to that path is under "
+                                  "way ('%s' is locked)", path, lock_name);
+                st = MPIDHT_ERR_FILE_IO;
+            }
+            break; /* or no locks here: on without */
+        }
+        if (!is_lock_file(*fd)) {
+            close(*fd);
+            *fd = -1;
+            mpidht_set_detail(t, "dumping to '%s': '%s' is not a dump's lock file (a dump "
+                              "makes a file of that name and removes it): move it", path,
+                              lock_name);
+            st = MPIDHT_ERR_FILE_IO;
+            break;
         }
         struct stat held, named;
         if (fstat(*fd, &held) == 0 && stat(lock_name, &named) == 0 &&
-            held.st_dev == named.st_dev && held.st_ino == named.st_ino)
-            return MPIDHT_OK;
+            held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
+            /* Unsigned (the write failed), it is still a lock: a later
+             * dump takes an empty one as a lock file too. */
+            if (held.st_size == 0)
+                (void)(pwrite(*fd, lock_signature, sizeof lock_signature - 1, 0) < 0);
+            break;
+        }
         close(*fd);
+        *fd = -1;
+        if (attempt == 15) {
+            mpidht_set_detail(t, "dumping to '%s': '%s' kept changing while it was claimed",
+                              path, lock_name);
+            st = MPIDHT_ERR_FILE_IO;
+        }
     }
-    *fd = -1;
-    mpidht_set_detail(t, "dumping to '%s': '%s' kept changing while it was claimed", path,
-                      lock_name);
-    return MPIDHT_ERR_FILE_IO;
+    if (st == MPIDHT_OK)
+        st = check_regular(t, path, path, "the path");
+    if (st == MPIDHT_OK)
+        st = check_regular(t, path, partial, "the partial file");
+    if (st != MPIDHT_OK && *fd >= 0) {
+        unlink(lock_name);
+        close(*fd);
+        *fd = -1;
+    }
+    return st;
 }
 
 /* Writes the whole file under partial; every process returns the same
@@ -342,13 +419,18 @@ mpidht_status_t mpidht_dump(mpidht_t *table, const char *path)
         int fd = -1;
         int code = (int)MPIDHT_OK;
         if (t->rank == 0) {
-            code = (int)claim(t, path, lock_name, &fd);
+            code = (int)claim(t, path, lock_name, partial, &fd);
             if (code == MPIDHT_OK)
                 MPI_File_delete(partial, MPI_INFO_NULL);
         }
         if (MPI_Bcast(&code, 1, MPI_INT, 0, t->comm) != MPI_SUCCESS)
             code = MPIDHT_ERR_MPI;
         st = (mpidht_status_t)code;
+        /* A refusal of rank 0's: its detail is every process's. */
+        if (st == MPIDHT_ERR_FILE_IO &&
+            MPI_Bcast(t->diag->detail, (int)sizeof t->diag->detail, MPI_CHAR, 0, t->comm) !=
+                MPI_SUCCESS)
+            st = MPIDHT_ERR_MPI;
         if (st == MPIDHT_OK)
             st = write_file(t, partial);
         /* Only rank 0 renames or cleans up; it tells everyone how that went. */

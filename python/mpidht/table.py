@@ -850,8 +850,12 @@ class Table:
 
         The file is written as ``<path>.partial`` and renamed when complete:
         a crash leaves any previous file at ``path`` intact. ``path`` must be
-        the same on every process. A failure's message ends with what it
-        failed on: the file and the system's reason.
+        the same on every process. Only a regular file is replaced: a FIFO,
+        device, directory or symbolic link at ``path`` (or at
+        ``<path>.partial``), or a file of the user's named ``<path>.lock``,
+        raises ``Error`` (``ERR_FILE_IO``) and is left as it is. A failure's
+        message ends with what it failed on: the file and the system's
+        reason.
         """
         with _library_errors():
             self._table.dump(path)

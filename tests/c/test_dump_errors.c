@@ -8,9 +8,15 @@
  * (not read as a short file, not waited on), also named with a ROMIO
  * prefix ("ufs:", which MPICH's MPI-IO strips). Then the argument rejections
  * of dump and restore, and a dump into a directory that does not exist
- * (nothing left behind). Every refusal leaves a detail, on every process,
- * that names the file and the status (mpidht_error_detail).
+ * (nothing left behind). A dump replaces only a regular file: one to a
+ * FIFO or a symbolic link, or whose "<path>.partial" is a FIFO, is
+ * refused and leaves them as they were; a file of the user's named
+ * "<path>.lock" is refused and kept (a dump removes its own lock file),
+ * while a lock file a killed dump left is taken. Every refusal leaves a
+ * detail, on every process, that names the file and the status
+ * (mpidht_error_detail).
  */
+#define _DEFAULT_SOURCE /* lstat, symlink */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -222,6 +228,96 @@ static void dump_nowhere(mpidht_t *table)
     CHECK(access(nowhere, F_OK) != 0 && access(partial, F_OK) != 0);
 }
 
+/* Whether name is a FIFO (not followed through a link). */
+static bool is_fifo(const char *name)
+{
+    struct stat sb;
+    return lstat(name, &sb) == 0 && S_ISFIFO(sb.st_mode);
+}
+
+/* A dump refused for what is at a name it would replace or remove: the
+ * status and a detail naming that name and what it is, on every process. */
+static void refuse_dump(mpidht_t *table, const char *path, const char *name,
+                        const char *says)
+{
+    CHECK_STATUS(mpidht_dump(table, path), MPIDHT_ERR_FILE_IO);
+    const char *detail = mpidht_error_detail(table);
+    TEST_CONTEXT("detail '%s' should name '%s' and say '%s'", detail, name, says);
+    CHECK(strstr(detail, name) != NULL && strstr(detail, says) != NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Dumps over what is not the dump's to replace or remove. */
+static void dump_over_others(mpidht_t *table)
+{
+    char path[96], partial[112], lock[112], target[112];
+    snprintf(path, sizeof path, "dump_errors_np%d.other", test_size());
+    snprintf(partial, sizeof partial, "%s.partial", path);
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    snprintf(target, sizeof target, "%s.target", path);
+    static const char mine[] = "the user's own lock file\n";
+
+    TEST_CONTEXT("dumping to a FIFO");
+    if (test_rank() == 0) {
+        const char *left[] = {path, partial, lock, target}; /* by a run that failed */
+        for (size_t i = 0; i < sizeof left / sizeof *left; ++i)
+            remove(left[i]);
+        CHECK(mkfifo(path, 0600) == 0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    refuse_dump(table, path, path, "a FIFO");
+    CHECK(is_fifo(path) && access(lock, F_OK) != 0 && access(partial, F_OK) != 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    TEST_CONTEXT("dumping to a symbolic link");
+    if (test_rank() == 0) {
+        CHECK(remove(path) == 0);
+        write_file(target, (const unsigned char *)mine, (long)strlen(mine));
+        CHECK(symlink(target, path) == 0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    refuse_dump(table, path, path, "a symbolic link");
+    long size = 0;
+    unsigned char *kept = read_file(path, &size); /* through the link, still there */
+    CHECK(size == (long)strlen(mine) && memcmp(kept, mine, (size_t)size) == 0);
+    free(kept);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    TEST_CONTEXT("dumping where the partial file is a FIFO");
+    if (test_rank() == 0) {
+        CHECK(remove(path) == 0 && remove(target) == 0);
+        CHECK(mkfifo(partial, 0600) == 0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    refuse_dump(table, path, partial, "a FIFO");
+    CHECK(is_fifo(partial) && access(path, F_OK) != 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    TEST_CONTEXT("dumping where the user has a file named like the lock file");
+    if (test_rank() == 0) {
+        CHECK(remove(partial) == 0);
+        write_file(lock, (const unsigned char *)mine, (long)strlen(mine));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    refuse_dump(table, path, lock, "not a dump's lock file");
+    kept = read_file(lock, &size);
+    CHECK(size == (long)strlen(mine) && memcmp(kept, mine, (size_t)size) == 0);
+    free(kept);
+    CHECK(access(path, F_OK) != 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    TEST_CONTEXT("dumping where a killed dump left its lock file");
+    if (test_rank() == 0)
+        write_file(lock, (const unsigned char *)"mpidht dump lock\n", 17);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_OK(mpidht_dump(table, path));
+    CHECK(access(path, F_OK) == 0 && access(lock, F_OK) != 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (test_rank() == 0)
+        CHECK(remove(path) == 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -245,6 +341,7 @@ int main(int argc, char **argv)
     unreadable_files(table);
     rejected_arguments(table);
     dump_nowhere(table);
+    dump_over_others(table);
     CHECK_OK(mpidht_free(&table));
     if (test_rank() == 0) {
         remove(good);
