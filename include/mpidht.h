@@ -332,7 +332,14 @@ typedef struct mpidht mpidht_t;
  *   hosts fewer than `candidates`). The communicator is duplicated,
  *   so the caller may free comm afterwards; if any process fails, every
  *   process returns an error (MPIDHT_ERR_PEER where the fault was
- *   elsewhere) and nothing is left allocated. The table sets one
+ *   elsewhere) and nothing is left allocated. Where several processes
+ *   share a node, a shared or allocate window's part there comes, with
+ *   both MPI libraries, from the shared-memory file system (/dev/shm, or
+ *   Open MPI's osc_sm_backing_directory set in the environment): a part
+ *   larger than its free room is refused (MPIDHT_ERR_NO_MEMORY, the error
+ *   detail giving both) before MPI is asked, since the MPI libraries
+ *   neither fail such a window on every process nor give memory that can
+ *   be touched (a hang, or SIGBUS). The table sets one
  *   attribute of its own key on MPI_COMM_SELF (mpidht_free removes it),
  *   by which MPI_Finalize tells it that MPI is gone: a call after that
  *   returns MPIDHT_ERR_MPI_NOT_INITIALIZED without calling MPI. */

@@ -166,16 +166,18 @@ static mpidht_status_t agree_create(mpidht_t *t, const mpidht_params_t *p,
 }
 
 /* Refuses budgets that, summed over the processes of a node, exceed its
- * physical memory: touching such a window would kill the job later. */
-static mpidht_status_t check_node_memory(MPI_Comm node, uint64_t bytes)
+ * physical memory: touching such a window would kill the job later.
+ * Their sum goes to t->node_bytes (mpidht_window_check_room). */
+static mpidht_status_t check_node_memory(mpidht_t *t, MPI_Comm node, uint64_t bytes)
 {
     /* Summed as double: many budgets near 2^56 bytes must not wrap. */
-    double mine = (double)bytes, node_total = 0;
-    if (MPI_Allreduce(&mine, &node_total, 1, MPI_DOUBLE, MPI_SUM, node) !=
+    double mine = (double)bytes;
+    t->node_bytes = 0;
+    if (MPI_Allreduce(&mine, &t->node_bytes, 1, MPI_DOUBLE, MPI_SUM, node) !=
         MPI_SUCCESS)
         return MPIDHT_ERR_MPI;
-    return node_total > (double)physical_memory_bytes() ? MPIDHT_ERR_BUDGET_TOO_LARGE
-                                                        : MPIDHT_OK;
+    return t->node_bytes > (double)physical_memory_bytes() ? MPIDHT_ERR_BUDGET_TOO_LARGE
+                                                           : MPIDHT_OK;
 }
 
 /* Marks in t->same_node the processes of the node communicator. */
@@ -279,6 +281,9 @@ static mpidht_status_t build(mpidht_t *t, const mpidht_params_t *params,
     if (st != MPIDHT_OK)
         return st;
 
+    st = agree_create(t, params, mpidht_window_check_room(t));
+    if (st != MPIDHT_OK)
+        return st;
     st = agree_create(t, params, mpidht_window_allocate(t, (size_t)t->local_buckets *
                                                       t->layout.bucket_size));
     if (st != MPIDHT_OK)
@@ -330,12 +335,11 @@ static mpidht_status_t setup(mpidht_t *t, const mpidht_params_t *given,
 
     /* One node: every process shares memory with every other. */
     MPI_Comm node = MPI_COMM_NULL;
-    int node_size = 0;
     if (MPI_Comm_split_type(t->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
                             &node) != MPI_SUCCESS)
         return MPIDHT_ERR_MPI;
-    MPI_Comm_size(node, &node_size);
-    mpidht_status_t st = check_node_memory(node, bytes);
+    MPI_Comm_size(node, &t->node_size);
+    mpidht_status_t st = check_node_memory(t, node, bytes);
     mpidht_status_t marked = mark_node(t, node);
     MPI_Comm_free(&node);
     if (local == MPIDHT_OK)
@@ -352,7 +356,7 @@ static mpidht_status_t setup(mpidht_t *t, const mpidht_params_t *given,
     st = agree_create(t, params, local);
     if (st != MPIDHT_OK)
         return st;
-    return build(t, params, node_size == t->comm_size);
+    return build(t, params, t->node_size == t->comm_size);
 }
 
 /* The delete callback of a table's attribute on MPI_COMM_SELF: MPI_Finalize

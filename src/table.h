@@ -75,6 +75,8 @@ struct mpidht {
      * (MPI_COMM_TYPE_SHARED): one-sided operations to the others cross
      * the network, and a flush of them is a round trip. */
     unsigned char *same_node;
+    int node_size;     /* processes of comm on this node */
+    double node_bytes; /* their buckets' bytes, summed (as double: no wrap) */
 
     unsigned char *local_base; /* this process's buckets */
     /* [comm_size] where this process can address each process's buckets

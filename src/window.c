@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "rma.h"
 
@@ -28,6 +30,32 @@ mpidht_status_t mpidht_window_resolve(mpidht_window_kind_t requested,
         return MPIDHT_OK;
     }
     return MPIDHT_ERR_UNKNOWN_WINDOW;
+}
+
+mpidht_status_t mpidht_window_check_room(mpidht_t *t)
+{
+    if (t->window == MPIDHT_WINDOW_CREATE || t->node_size < 2)
+        return MPIDHT_OK;
+    const char *dir = getenv("OMPI_MCA_osc_sm_backing_directory");
+    if (!dir || !*dir)
+        dir = MPIDHT_SHARED_DIRECTORY;
+    struct statvfs fs;
+    long page = sysconf(_SC_PAGESIZE);
+    if (statvfs(dir, &fs) != 0 || page <= 0)
+        return MPIDHT_OK;
+    /* As double: no wrap however large the budgets. */
+    double free_bytes = (double)fs.f_bavail * (double)fs.f_frsize;
+    double needed =
+        t->node_bytes + (double)t->node_size * (double)(MPIDHT_WINDOW_TAIL + (size_t)page);
+    if (needed <= free_bytes)
+        return MPIDHT_OK;
+    mpidht_set_detail(t,
+                      "the %s window's part on this node (%d processes) needs %.0f bytes of "
+                      "%s, which has %.0f free: give less memory_per_process, or make %s "
+                      "larger",
+                      mpidht_window_name(t->window), t->node_size, needed, dir, free_bytes,
+                      dir);
+    return MPIDHT_ERR_NO_MEMORY;
 }
 
 static mpidht_status_t create_window(mpidht_t *t, size_t bytes, MPI_Info info)

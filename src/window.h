@@ -31,6 +31,25 @@ mpidht_status_t mpidht_window_resolve(mpidht_window_kind_t requested,
                                       bool single_node,
                                       mpidht_window_kind_t *resolved);
 
+/* Where the MPI libraries keep a shared window's memory, unless Open
+ * MPI's osc_sm_backing_directory says otherwise in the environment
+ * (OMPI_MCA_osc_sm_backing_directory, as mpirun --mca passes it). */
+#define MPIDHT_SHARED_DIRECTORY "/dev/shm"
+
+/* Local: MPIDHT_OK unless more than one process of t is on this node,
+ * t's window is shared or allocated by MPI (not create: MPI_Alloc_mem),
+ * and the file system the MPI libraries take such a window's memory from
+ * on one node (above) has less room free than the node's part of the
+ * table (t->node_bytes, and every process's tail with a page for each):
+ * then MPIDHT_ERR_NO_MEMORY, with the error detail saying what is needed
+ * and what is free. The MPI libraries do not fail such a window together
+ * (Open MPI refuses a shared one on one process while the others wait in
+ * MPI_Win_allocate_shared; MPICH makes shared and allocate windows, and
+ * touching them raises SIGBUS), so this is asked first, and the caller
+ * agrees on the answer before any process allocates. Where the directory
+ * cannot be examined: MPIDHT_OK. */
+mpidht_status_t mpidht_window_check_room(mpidht_t *t);
+
 /* COLLECTIVE over t->comm: creates t->win of kind t->window holding
  * `bytes` bytes of this process, sets t->local_base (and t->alloc_mem),
  * makes MPI errors on it return, finds the addresses of every process's

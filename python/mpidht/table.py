@@ -6,6 +6,7 @@ import contextlib
 import enum
 from types import TracebackType
 import os
+import sys
 import time
 import zlib
 from typing import Any, Callable, Iterator, NamedTuple, Optional, Type, Union
@@ -183,7 +184,18 @@ def _check_size(value: object, what: str) -> int:
         raise TypeError(f"{what} must be an integer, got {type(value).__name__}")
     if value < 0:
         raise ValueError(f"{what} must not be negative, got {value}")
+    if value > sys.maxsize:
+        raise ValueError(f"{what} is too large: {value} (at most {sys.maxsize})")
     return int(value)
+
+
+def _check_timeout(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+        raise TypeError(f"timeout must be a number of seconds, got {type(value).__name__}")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"timeout is too large for a float: {value}") from None
 
 
 def _byte_rows(rows: Union[list[Any], tuple[Any, ...]], row_size: int,
@@ -572,9 +584,7 @@ class Table:
             win = _to_enum(Window, window, "window")
             cand = _check_size(candidates, "candidates")
             evict = _to_enum(Eviction, eviction, "eviction")
-            if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.floating)):
-                raise TypeError("timeout must be a number of seconds, got "
-                                f"{type(timeout).__name__}")
+            seconds = _check_timeout(timeout)
             _check_hash(hash, self._key_size)
         except BaseException as e:  # KeyboardInterrupt too: agreed on, then raised
             problem = e
@@ -587,13 +597,11 @@ class Table:
                             f"that failed): {failed[1]}", status)
         if problem is not None:
             raise problem
-        try:
-            with _library_errors():
-                self._table = _core.Table(_comm_handle(comm), self._key_size, self._value_size,
-                                          memory, proto, win, cand, evict, float(timeout),
-                                          hash)
-        except OverflowError as e:
-            raise ValueError(f"a size is too large: {e}") from None
+        # Every conversion that could fail on one process alone was made
+        # above, before the agreement.
+        with _library_errors():
+            self._table = _core.Table(_comm_handle(comm), self._key_size, self._value_size,
+                                      memory, proto, win, cand, evict, seconds, hash)
 
     def __repr__(self) -> str:
         if self.closed:

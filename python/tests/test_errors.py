@@ -49,6 +49,9 @@ def test_bad_argument_on_some_processes_reaches_all(comm: MPI.Intracomm, where: 
         (dict(protocol="bogus"), ValueError, "unknown protocol 'bogus'"),
         (dict(candidates=-1), ValueError, "candidates must not be negative"),
         (dict(timeout="1"), TypeError, "timeout must be a number of seconds, got str"),
+        # Conversions that failed after the agreement left the others waiting.
+        (dict(memory_per_process=2**63), ValueError, "memory_per_process is too large"),
+        (dict(timeout=10**400), ValueError, "timeout is too large for a float"),
         (dict(hash=lambda key: 1 // 0), ZeroDivisionError, "integer division or modulo by "
          "zero"),
         # Agreed on too, then raised: the communicator stays in step.
@@ -60,7 +63,8 @@ def test_bad_argument_on_some_processes_reaches_all(comm: MPI.Intracomm, where: 
     ]
     for kwargs, kind, words in cases:
         with pytest.raises((kind, mpidht.Error)) as e:
-            mpidht.Table(comm, 8, 8, 4096, **(kwargs if bad else {}))  # type: ignore[arg-type]
+            mpidht.Table(comm, 8, 8, **({"memory_per_process": 4096}  # type: ignore[arg-type]
+                                        | (kwargs if bad else {})))
         if bad:  # its own exception, NULs as they are
             assert e.type is kind and words.replace("\\x00", "\0") in str(e.value)
         else:
