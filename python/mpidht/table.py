@@ -179,12 +179,15 @@ def _to_enum(kind: Type[enum.IntEnum], value: object, what: str) -> int:
     raise ValueError(f"unknown {what} {value!r}; expected one of {names}")
 
 
-def _check_size(value: object, what: str) -> int:
+def _check_size(value: object, what: str, bounded: bool = True) -> int:
+    """value as a non-negative int; bounded: at most sys.maxsize (a C
+    Py_ssize_t), else any size (the extension saturates it, and the library
+    refuses what is too large)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{what} must be an integer, got {type(value).__name__}")
     if value < 0:
         raise ValueError(f"{what} must not be negative, got {value}")
-    if value > sys.maxsize:
+    if bounded and value > sys.maxsize:
         raise ValueError(f"{what} is too large: {value} (at most {sys.maxsize})")
     return int(value)
 
@@ -582,7 +585,7 @@ class Table:
             memory = _check_size(memory_per_process, "memory_per_process")
             proto = _to_enum(Protocol, protocol, "protocol")
             win = _to_enum(Window, window, "window")
-            cand = _check_size(candidates, "candidates")
+            cand = _check_size(candidates, "candidates", bounded=False)
             evict = _to_enum(Eviction, eviction, "eviction")
             seconds = _check_timeout(timeout)
             _check_hash(hash, self._key_size)
