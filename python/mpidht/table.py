@@ -373,7 +373,9 @@ def _typed_keys(keys: object, dtype: np.dtype[Any], key_size: int) -> npt.NDArra
     if dtype.kind == "f":
         if np.isnan(a).any():
             raise ValueError("a NaN key never matches itself; refused")
-        a = a + dtype.type(0.0)  # -0.0 + 0.0 is 0.0
+        # -0.0 + 0.0 is 0.0; the sum comes in native byte order, so it is
+        # put back into dtype's (a big-endian key_dtype keeps its bytes).
+        a = (a + dtype.type(0.0)).astype(dtype, copy=False)
     return a
 
 

@@ -58,6 +58,26 @@ def test_key_dtype_matches_numbers_not_bytes(comm: MPI.Intracomm, protocol: str)
         comm.Barrier()
 
 
+@pytest.mark.parametrize("dtype", [">f8", "<f8", ">f4", ">i8", "<u4"])
+def test_key_dtype_keeps_its_byte_order(comm: MPI.Intracomm, dtype: str) -> None:
+    """A key given as numbers is stored as key_dtype's bytes, in its byte
+    order, whichever it is (a float key's -0.0 folding gave native bytes
+    for a big-endian float dtype)."""
+    d = np.dtype(dtype)
+    with mpidht.Table(comm, 2 * d.itemsize, 8, 1 << 16, key_dtype=d) as t:
+        if comm.Get_rank() == 0:
+            numbers = np.array([1.5 if d.kind == "f" else 3, 2], dtype=d)
+            t.write(numbers.tolist(), b"v" * 8)
+            assert t.read(numbers.tobytes()) == b"v" * 8     # the raw bytes of key_dtype
+            t.write_many([[-0.0 if d.kind == "f" else 0, 4]], np.zeros((1, 8), np.uint8))
+            assert t.read(np.array([0, 4], dtype=d).tobytes()) == bytes(8)
+        comm.Barrier()
+        keys, _ = t.local_entries()
+        stored = comm.allgather(keys)
+        found = {bytes(k) for part in stored for k in part}
+        assert np.array([1.5 if d.kind == "f" else 3, 2], dtype=d).tobytes() in found
+
+
 def test_key_dtype_refuses_lossy_conversion_and_bad_sizes(comm: MPI.Intracomm) -> None:
     with pytest.raises(ValueError, match="whole number"):
         mpidht.Table(comm, 12, 8, 1 << 16, key_dtype=np.float64)
