@@ -102,20 +102,67 @@ static uint64_t python_hash(const void *key, size_t key_size, void *user_data)
     return hash;
 }
 
+/* Whether a buffer's struct format has Python objects in it (code 'O',
+ * outside the :names: of fields). */
+static int holds_objects(const char *format)
+{
+    int in_name = 0;
+    for (const char *c = format; c && *c; ++c) {
+        in_name ^= *c == ':';
+        if (!in_name && *c == 'O')
+            return 1;
+    }
+    return 0;
+}
+
+/* A bytes object with the bytes of a buffer that is not contiguous (a
+ * strided memoryview), in C order; NULL with an exception if it holds
+ * Python objects (TypeError) or cannot be read. */
+static PyObject *contiguous_copy(PyObject *obj, const char *what)
+{
+    Py_buffer strided;
+    if (PyObject_GetBuffer(obj, &strided, PyBUF_FULL_RO) != 0)
+        return NULL;
+    PyObject *copy = NULL;
+    if (holds_objects(strided.format))
+        PyErr_Format(PyExc_TypeError, "%s must hold plain numbers or bytes, not Python objects",
+                     what);
+    else if ((copy = PyBytes_FromStringAndSize(NULL, strided.len)) &&
+             PyBuffer_ToContiguous(PyBytes_AS_STRING(copy), &strided, strided.len, 'C') != 0)
+        Py_CLEAR(copy);
+    PyBuffer_Release(&strided);
+    return copy;
+}
+
 /* Gets a buffer of obj with the given flags, refusing (TypeError) one
  * whose items are Python objects: its bytes are pointers, meaningless in
- * another process or after the objects are gone. Their code in the
- * buffer's struct format is 'O', outside the :names: of fields. */
+ * another process or after the objects are gone. A buffer to be read that
+ * is not contiguous where flags ask for it (a strided memoryview) is read
+ * through a contiguous copy; one to be written raises TypeError. */
 static int get_plain(PyObject *obj, Py_buffer *view, int flags, const char *what)
 {
-    if (PyObject_GetBuffer(obj, view, flags | PyBUF_FORMAT) != 0)
-        return -1;
-    int in_name = 0, objects = 0;
-    for (const char *c = view->format; c && *c && !objects; ++c) {
-        in_name ^= *c == ':';
-        objects = !in_name && *c == 'O';
+    if (PyObject_GetBuffer(obj, view, flags | PyBUF_FORMAT) != 0) {
+        if (!PyErr_ExceptionMatches(PyExc_BufferError))
+            return -1;
+        if (flags & PyBUF_WRITABLE) {
+            PyObject *type, *value, *trace;
+            PyErr_Fetch(&type, &value, &trace);
+            PyErr_Format(PyExc_TypeError, "%s must be a writable C-contiguous buffer: %S", what,
+                         value ? value : Py_None);
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(trace);
+            return -1;
+        }
+        PyErr_Clear();
+        PyObject *copy = contiguous_copy(obj, what);
+        if (!copy)
+            return -1;
+        int rc = PyObject_GetBuffer(copy, view, flags | PyBUF_FORMAT);
+        Py_DECREF(copy); /* the view holds its own reference */
+        return rc;
     }
-    if (objects) {
+    if (holds_objects(view->format)) {
         PyErr_Format(PyExc_TypeError, "%s must hold plain numbers or bytes, not Python objects",
                      what);
         PyBuffer_Release(view);

@@ -9,7 +9,7 @@ import os
 import sys
 import time
 import zlib
-from typing import Any, Callable, Iterator, NamedTuple, Optional, Type, Union
+from typing import Any, Callable, Iterator, NamedTuple, Optional, Sequence, Type, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -165,6 +165,9 @@ ProtocolLike = Union[Protocol, str]  # or "coarse", "fine", "lockfree"
 EvictionLike = Union[Eviction, str]  # or "recency", "last"
 WindowLike = Union[Window, str]  # or "auto", "shared", "allocate", "create"
 BytesLike = Union[bytes, bytearray, memoryview, npt.NDArray[Any]]
+#: Rows of a batch: an array whose rows are the keys or values, or a list
+#: or tuple of bytes-like objects, one a row.
+RowsLike = Union[npt.ArrayLike, Sequence[Union[bytes, bytearray, memoryview]]]
 #: An update function: the current value (None if absent) to the new one
 #: (bytes-like of value_size bytes), None to delete the key, or KEEP.
 UpdateFunction = Callable[[Optional[bytes]], Union[BytesLike, None, _Keep]]
@@ -219,7 +222,10 @@ def _byte_rows(rows: Union[list[Any], tuple[Any, ...]], row_size: int,
             size = row.nbytes if isinstance(row, memoryview) else len(row)
             if size != row_size:
                 raise ValueError(f"row {i} of {what} must be {row_size} bytes, got {size}")
-    return np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), row_size)
+    # A strided memoryview is joined as its bytes in order.
+    joined = b"".join(r.tobytes() if isinstance(r, memoryview) and not r.c_contiguous else r
+                      for r in rows)
+    return np.frombuffer(joined, dtype=np.uint8).reshape(len(rows), row_size)
 
 
 def _rows(array: object, row_size: int, what: str) -> tuple[int, npt.NDArray[Any]]:
@@ -239,6 +245,8 @@ def _rows(array: object, row_size: int, what: str) -> tuple[int, npt.NDArray[Any
     if a.ndim == 0:
         raise ValueError(f"{what} must have one row per key, got a scalar")
     n = a.shape[0]
+    if a.ndim == 1 and n == 0:  # no rows (an empty list: NumPy makes it float64)
+        return 0, np.empty((0, row_size), dtype=np.uint8)
     per_row = a.dtype.itemsize * int(np.prod(a.shape[1:], dtype=np.int64))
     if per_row != row_size:
         raise ValueError(
@@ -719,7 +727,7 @@ class Table:
 
     # -- many keys --------------------------------------------------------
 
-    def read_many(self, keys: npt.ArrayLike
+    def read_many(self, keys: RowsLike
                   ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.bool_]]:
         """Reads n keys at once (``mpidht_read_batch``).
 
@@ -755,8 +763,7 @@ class Table:
             self._table.read_batch(n, keys, values, found.view(np.uint8))
         return values, found
 
-    def write_many(self, keys: npt.ArrayLike, values: npt.ArrayLike
-                   ) -> npt.NDArray[np.uint8]:
+    def write_many(self, keys: RowsLike, values: RowsLike) -> npt.NDArray[np.uint8]:
         """Writes n keys at once (``mpidht_write_batch``), in row order.
 
         ``keys`` as for ``read_many``; ``values`` the same number of rows of
@@ -775,7 +782,7 @@ class Table:
             self._table.write_batch(n, k, v, outcomes)
         return outcomes
 
-    def update_many(self, keys: npt.ArrayLike,
+    def update_many(self, keys: RowsLike,
                     fn: Callable[[int, Optional[bytes]], Union[BytesLike, None, _Keep]]
                     ) -> npt.NDArray[np.uint8]:
         """Updates n keys at once (``mpidht_update_batch``), as if one at a

@@ -40,6 +40,33 @@ def test_roundtrip_update_remove(table: mpidht.Table, comm: MPI.Intracomm,
     assert all(v == 0 for v in table.stats().values())
 
 
+def test_strided_bytes_like_and_empty_batches(comm: MPI.Intracomm, protocol: str) -> None:
+    """A bytes-like key or value that is not contiguous (a strided
+    memoryview) is read as its bytes in order, in single and batched calls
+    and as an update function's result (it raised BufferError); an empty
+    list is a batch of no rows (it was read as a float64 row)."""
+    with mpidht.Table(comm, 24, 16, 1 << 20, protocol=protocol) as t:
+        if comm.Get_rank() == 0:
+            key = memoryview(b"ab" * 24)[::2]  # the bytes of b"a" * 24
+            assert not key.c_contiguous
+            assert t.write(key, memoryview(b"vw" * 16)[::2]) == mpidht.WriteOutcome.INSERTED
+            assert t.read(b"a" * 24) == b"v" * 16
+            assert t.read(key) == b"v" * 16
+            assert t.update(key, lambda old: memoryview(b"xy" * 16)[::2]) == \
+                mpidht.UpdateOutcome.UPDATED
+            assert t.read(b"a" * 24) == b"x" * 16
+            values, found = t.read_many([key, b"z" * 24])
+            assert found.tolist() == [True, False] and bytes(values[0]) == b"x" * 16
+            t.write_many([memoryview(b"cd" * 24)[::2]], [memoryview(b"12" * 16)[::2]])
+            assert t.read(b"c" * 24) == b"1" * 16
+            assert t.remove(key) and t.read(key) is None
+            values, found = t.read_many([])
+            assert values.shape == (0, 16) and found.shape == (0,)
+            t.write_many([], [])
+            assert t.update_many([], lambda i, old: None).shape == (0,)
+        comm.Barrier()
+
+
 def test_stats_names_match_library(table: mpidht.Table) -> None:
     assert list(table.stats()) == [
         "reads", "hits", "misses", "writes", "updates", "evictions", "removes",
