@@ -140,8 +140,10 @@ typedef struct load_buffers {
 } load_buffers_t;
 
 /* Rounds in which restore places again the entries its writes evicted
- * (each round's writes may evict others in turn). */
-enum { PLACE_AGAIN_ROUNDS = 32 };
+ * (each round's writes may evict others in turn): at least
+ * PLACE_AGAIN_ROUNDS, and more while the writes of all rounds stay within
+ * PLACE_AGAIN_WORK per record of the block. */
+enum { PLACE_AGAIN_ROUNDS = 32, PLACE_AGAIN_WORK = 64 };
 
 static void free_buffers(load_buffers_t *b)
 {
@@ -243,7 +245,10 @@ static size_t keep_last_of_each_key(const mpidht_t *t, unsigned char *keys,
  * Then the others, each displacing a random candidate's entry, and every
  * entry displaced is written again, to a free candidate of its own or
  * displacing another in turn (a random walk, as in cuckoo hashing), for
- * at most PLACE_AGAIN_ROUNDS rounds. No entry displaced has the key of a
+ * at least PLACE_AGAIN_ROUNDS rounds and on while the rounds have written
+ * at most PLACE_AGAIN_WORK entries per record (one round's more at the
+ * last): with the records' own writes, at most 66 writes per record. No
+ * entry displaced has the key of a
  * record still to be written (all of them have been, or are the ones
  * placed now, whose keys are absent), so an older value never comes back
  * over a newer one. */
@@ -275,9 +280,11 @@ static mpidht_status_t place(mpidht_t *t, load_buffers_t *b, size_t m,
     }
     tally[TALLY_INSERTED] += deferred; /* each adds one; the entries lost are counted below */
     unsigned char *spare_keys = b->keys, *spare_values = b->values;
-    size_t evicted = deferred;
-    for (int round = 0; st == MPIDHT_OK && evicted > 0 && round <= PLACE_AGAIN_ROUNDS;
+    size_t evicted = deferred, work = 0, budget = (size_t)PLACE_AGAIN_WORK * distinct;
+    for (int round = 0;
+         st == MPIDHT_OK && evicted > 0 && (round <= PLACE_AGAIN_ROUNDS || work <= budget);
          ++round) {
+        work += evicted;
         mpidht_engine_keep_victims(t, spare_keys, spare_values, evicted);
         st = mpidht_write_batch(t, evicted, keys, values, NULL);
         evicted = e->victim_count;

@@ -5,9 +5,11 @@
  *                             table dumped and restored into a table of
  *                             every protocol and another size; restoring
  *                             twice updates; a table too small reports
- *                             its evictions; a nearly full table
- *                             restored into one like it loses nothing
- *                             (restore places evicted entries again),
+ *                             its evictions; a full table (99 % of
+ *                             its buckets or more; 2, 3 and 6
+ *                             candidates) restored into one like it
+ *                             loses nothing (restore places evicted
+ *                             entries again),
  *                             and restored into a table that holds older
  *                             values of most of its keys (filling it to
  *                             80 %) leaves the file's value for every key;
@@ -24,6 +26,17 @@
 #include "table_digest.h"
 
 enum { IDS = 3000, KEY = 32, VALUE = 72, SALT = 5 };
+
+/* A table of protocol with memory bytes per process and `candidates` per
+ * key (0: the default). */
+static mpidht_t *make_table_of(mpidht_protocol_t protocol, size_t memory, unsigned candidates)
+{
+    mpidht_params_t p = test_params(protocol, KEY, VALUE, memory);
+    p.candidates = candidates;
+    mpidht_t *table = NULL;
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+    return table;
+}
 
 static mpidht_t *make_table(mpidht_protocol_t protocol, size_t memory)
 {
@@ -122,34 +135,40 @@ static void fill_range(mpidht_t *table, uint64_t first, uint64_t n, uint64_t sal
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* A table filled to nearly every bucket (the writes evict as they may),
- * dumped and restored into an empty table like it, for every protocol:
- * the records arrive in another order than they were written, so some
- * find their candidates taken; restore places the entries they evict
- * again, and the table comes back whole, nothing evicted. */
+/* A table filled to nearly every bucket (writes of three times as many
+ * keys as it has buckets, evicting as they may: at least 99 % of them
+ * held), dumped and restored into an empty table like it, for every
+ * protocol and with 2, 3 and the default 6 candidates per key: the
+ * records arrive in another order than they were written, so some find
+ * their candidates taken; restore places the entries they evict again,
+ * and the table comes back whole, nothing evicted. */
 static void full_round_trip(const char *file)
 {
-    for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p) {
-        TEST_CONTEXT("a full %s table restored into one like it",
-                     mpidht_protocol_name(test_protocols[p]));
-        mpidht_t *source = make_table(test_protocols[p], 64 << 10);
-        mpidht_info_t info = MPIDHT_INFO_INIT;
-        CHECK_OK(mpidht_get_info(source, &info));
-        fill_range(source, 0, info.total_buckets * 95 / 100, SALT);
-        table_digest_t held = digest_table(source, KEY, VALUE);
-        CHECK(held.entries * 100 > info.total_buckets * 85);
-        CHECK_OK(mpidht_dump(source, file));
-        CHECK_OK(mpidht_free(&source));
-        mpidht_t *target = make_table(test_protocols[p], 64 << 10);
-        mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
-        CHECK_OK(mpidht_restore(target, file, &r));
-        TEST_CONTEXT("a full %s table: %" PRIu64 " entries; restored %" PRIu64
-                     ", evicted %" PRIu64,
-                     mpidht_protocol_name(test_protocols[p]), held.entries, r.inserted,
-                     r.evicted);
-        check_report(&r, held.entries, held.entries, 0, 0);
-        CHECK(digest_equal(digest_table(target, KEY, VALUE), held));
-        CHECK_OK(mpidht_free(&target));
+    static const unsigned candidates[] = {2, 3, 0};
+    for (size_t c = 0; c < sizeof candidates / sizeof *candidates; ++c) {
+        for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p) {
+            const char *name = mpidht_protocol_name(test_protocols[p]);
+            TEST_CONTEXT("a full %s table of %u candidates restored into one like it", name,
+                         candidates[c]);
+            mpidht_t *source = make_table_of(test_protocols[p], 64 << 10, candidates[c]);
+            mpidht_info_t info = MPIDHT_INFO_INIT;
+            CHECK_OK(mpidht_get_info(source, &info));
+            fill_range(source, 0, info.total_buckets * 3, SALT);
+            table_digest_t held = digest_table(source, KEY, VALUE);
+            CHECK(held.entries * 100 >= info.total_buckets * 99);
+            CHECK_OK(mpidht_dump(source, file));
+            CHECK_OK(mpidht_free(&source));
+            mpidht_t *target = make_table_of(test_protocols[p], 64 << 10, candidates[c]);
+            mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
+            CHECK_OK(mpidht_restore(target, file, &r));
+            TEST_CONTEXT("a full %s table of %u candidates: %" PRIu64 " entries in %" PRIu64
+                         " buckets; restored %" PRIu64 ", evicted %" PRIu64,
+                         name, candidates[c], held.entries, info.total_buckets, r.inserted,
+                         r.evicted);
+            check_report(&r, held.entries, held.entries, 0, 0);
+            CHECK(digest_equal(digest_table(target, KEY, VALUE), held));
+            CHECK_OK(mpidht_free(&target));
+        }
     }
 }
 
