@@ -95,10 +95,17 @@ def encode_keys(values: npt.ArrayLike, columns: Sequence[KeyColumn]) -> npt.NDAr
     out of range and ``Status.ERR_KEY_VALUE`` for a NaN input, an
     infinite one in a rounded column (an ``EXACT`` column keeps it), or
     one too large for its decimal places; ``ValueError`` if the shape does
-    not match the columns; ``TypeError`` for complex values.
+    not match the columns; ``TypeError`` for values that are not real
+    numbers (complex, strings, Python objects) and for columns that are
+    not ``KeyColumn``.
     """
+    for i, c in enumerate(columns):
+        if not isinstance(c, KeyColumn):
+            raise TypeError(f"column {i} must be a KeyColumn, got {type(c).__name__}")
     given = np.asarray(values)
-    if given.dtype.kind == "c":  # float64 would drop the imaginary parts
+    # Complex: float64 would drop the imaginary parts; strings: it would
+    # parse them.
+    if given.dtype.kind not in "biuf":
         raise TypeError(f"values must be real numbers, got {given.dtype}")
     rows = np.ascontiguousarray(np.atleast_2d(np.asarray(given, dtype=np.float64)))
     if rows.ndim != 2 or rows.shape[1] != len(columns):

@@ -83,6 +83,19 @@ def test_non_finite_values_are_refused(value: float) -> None:
     assert "NaN or infinite" in str(e.value)
 
 
+def test_values_and_columns_of_other_types_are_refused() -> None:
+    """Strings were parsed as numbers, a plain tuple as a column raised
+    AttributeError."""
+    col = KeyColumn(Rounding.SIGNIFICANT, 3)
+    with pytest.raises(TypeError, match="real numbers, got <U3"):
+        encode_keys([["1.5"]], [col])
+    with pytest.raises(TypeError, match="real numbers, got object"):
+        encode_keys(np.array([[1.5]], dtype=object), [col])
+    with pytest.raises(TypeError, match="column 0 must be a KeyColumn, got tuple"):
+        encode_keys([[1.5]], [(0, 4, False, 0.0)])  # type: ignore[list-item]
+    assert encode_keys([[True, 2]], [col, col]).shape[0] == 1  # bools and ints are numbers
+
+
 def test_complex_values_are_refused() -> None:
     """Complex numbers are refused, not cut to their real parts."""
     with pytest.raises(TypeError, match="real numbers, got complex128"):
