@@ -1,3 +1,4 @@
+#include <inttypes.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -100,10 +101,18 @@ mpidht_status_t mpidht_stats_global(const mpidht_t *table, mpidht_stats_t *stats
     if (MPI_Allreduce(local, total, MPIDHT_STATS_COUNT + 1, MPI_UINT64_T, MPI_SUM,
                       table->comm) != MPI_SUCCESS)
         return MPIDHT_ERR_MPI;
-    if (mine != MPIDHT_OK)
+    if (mine != MPIDHT_OK) {
+        mpidht_set_detail(table, "global statistics: on this process (rank %d): %s",
+                          table->rank, mpidht_strerror(mine));
         return mine;
-    if (total[MPIDHT_STATS_COUNT] != 0)
+    }
+    if (total[MPIDHT_STATS_COUNT] != 0) {
+        mpidht_set_detail(table, "global statistics: %" PRIu64 " other process%s gave no "
+                          "usable struct (NULL or too small a struct_size)",
+                          total[MPIDHT_STATS_COUNT],
+                          total[MPIDHT_STATS_COUNT] == 1 ? "" : "es");
         return MPIDHT_ERR_PEER;
+    }
     fill(stats, total);
     return MPIDHT_OK;
 }

@@ -243,6 +243,11 @@ static void bad_operation_arguments(void)
     CHECK_STATUS(mpidht_get_info(table, NULL), MPIDHT_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mpidht_stats_global(table, test_rank() == 0 ? NULL : &stats),
                  test_rank() == 0 ? MPIDHT_ERR_NULL_ARGUMENT : MPIDHT_ERR_PEER);
+    /* ... and says so in the error detail, on every process. */
+    CHECK(strstr(mpidht_error_detail(table),
+                 test_rank() == 0 ? "global statistics: on this process (rank 0)"
+                                  : "global statistics: 1 other process gave no usable struct") !=
+          NULL);
 
     /* Batched calls: every buffer is required unless the batch is empty,
      * and a count whose rows would not fit in memory is refused before
