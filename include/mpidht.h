@@ -600,7 +600,9 @@ mpidht_status_t mpidht_local_next(mpidht_t *table, uint64_t *cursor,
  *   partial file is deleted and any previous file is left as it was.
  *   A dump replaces only a regular file: where path or "<path>.partial"
  *   is anything else (a FIFO, a device, a directory, a symbolic link) it
- *   returns MPIDHT_ERR_FILE_IO and leaves it as it is.
+ *   returns MPIDHT_ERR_FILE_IO and leaves it as it is; a regular file at
+ *   "<path>.partial" is taken for what an interrupted dump left, and
+ *   deleted.
  *   Rank 0 holds a lock on "<path>.lock" (an open file description
  *   lock, fcntl; the file is made for it and removed afterwards; one
  *   that a killed dump left is taken over, while a file of that name
