@@ -333,13 +333,16 @@ typedef struct mpidht mpidht_t;
  *   so the caller may free comm afterwards; if any process fails, every
  *   process returns an error (MPIDHT_ERR_PEER where the fault was
  *   elsewhere) and nothing is left allocated. Where several processes
- *   share a node, a shared or allocate window's part there comes, with
- *   both MPI libraries, from the shared-memory file system (/dev/shm, or
- *   Open MPI's osc_sm_backing_directory set in the environment): a part
- *   larger than its free room is refused (MPIDHT_ERR_NO_MEMORY, the error
- *   detail giving both) before MPI is asked, since the MPI libraries
- *   neither fail such a window on every process nor give memory that can
- *   be touched (a hang, or SIGBUS). The table sets one
+ *   share a node, the node's part of a shared or allocate window is
+ *   compared with the free room of the shared-memory file system (/dev/shm,
+ *   or Open MPI's osc_sm_backing_directory set in the environment), where
+ *   both MPI libraries take a shared window's memory and MPICH an allocate
+ *   window's (Open MPI's allocate window on one node needs it too; across
+ *   nodes that was not checked): a part larger than that room is refused
+ *   (MPIDHT_ERR_NO_MEMORY, the error detail giving both) before MPI is
+ *   asked, since the MPI libraries neither fail such a window on every
+ *   process nor give memory that can be touched (a hang, or SIGBUS).
+ *   The table sets one
  *   attribute of its own key on MPI_COMM_SELF (mpidht_free removes it),
  *   by which MPI_Finalize tells it that MPI is gone: a call after that
  *   returns MPIDHT_ERR_MPI_NOT_INITIALIZED without calling MPI. */
