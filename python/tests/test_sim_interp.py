@@ -109,23 +109,58 @@ def test_neighbours_that_break_conservation_are_refused(worker: ChemistryWorker)
     assert count[0] == 17 and (inputs[0, :17] == query).all(axis=1).any()
 
 
-def test_a_coupled_run_accounts_for_every_cell() -> None:
+COUPLED = {"grid.nx": 10, "grid.ny": 10, "interp.min_neighbours": 4, "interp.method": "idw",
+           "interp.estimate": "leave-one-out"}
+
+
+@pytest.fixture(scope="module")
+def reference() -> Any:
+    """The coupled run of COUPLED's grid without the DHT (collective)."""
+    return run(config(**{**COUPLED, "dht.enabled": False}), MPI.COMM_WORLD)
+
+
+def test_a_coupled_run_accounts_for_every_cell(reference: Any) -> None:
+    """Every cell is a hit, a prediction or a miss, and the accepted
+    predictions (half of them verified) are used. Which results a
+    prediction finds depends on the order in which the workers publish
+    theirs, which varies from run to run with more than one worker, so no
+    error figure is exact; the bound is the one a single prediction is
+    held to above (10x the tolerance): a prediction of the wrong
+    variable, cell or time step is off by orders of magnitude more (the
+    worst cell seen was 2.7e-5 of its variable's maximum in 8 runs at 4
+    processes, 1.5e-5 at 1 and 2)."""
     comm = MPI.COMM_WORLD
-    cfg = config(**{"interp.min_neighbours": 4, "interp.method": "idw",
-                    "interp.estimate": "leave-one-out", "interp.verify": 0.5})
+    cfg = config(**{**COUPLED, "interp.verify": 0.5})
     result = run(cfg, comm)
-    reference = run(config(**{"dht.enabled": False}), comm)
     if comm.Get_rank() != 0:
         return
     cells = sum(r.hits + r.interpolated + r.misses for r in result.records)
-    assert cells == 8 * (36 - 2)
+    assert cells == 8 * (100 - 2)
     for r in result.records:
         assert r.checks[0] == r.interpolated + r.verified
+    assert sum(r.interpolated for r in result.records) > 0
     assert result.verification is not None and result.final is not None
-    assert result.verification.count == sum(r.verified for r in result.records)
-    assert compare(result.saved, reference.saved).worst[0] <= 1e-4
+    assert result.verification.count == sum(r.verified for r in result.records) > 0
+    worst = compare(result.saved, reference.saved).worst_max[0]
+    assert 0 < worst <= 10 * cfg.interp.tolerance
     assert np.isfinite(result.final).all()
     assert (result.final[:, [VARIABLES.index(v) for v in ("calcite", "dolomite")]] >= 0).all()
+
+
+def test_a_coupled_run_verifying_every_prediction_is_phreeqc_s_own(reference: Any) -> None:
+    """With interp.verify = 1 every accepted prediction is also computed
+    and PHREEQC's result used; with exact keys of 15 digits a hit's input
+    is the cell's own: the run is the run without the DHT, whatever the
+    order of the packages."""
+    comm = MPI.COMM_WORLD
+    digits = {f"dht.digits.{v}": 15 for v in VARIABLES}
+    result = run(config(**{**COUPLED, **digits, "interp.verify": 1.0}), comm)
+    if comm.Get_rank() != 0:
+        return
+    assert sum(r.interpolated for r in result.records) == 0
+    accepted = sum(r.checks[0] for r in result.records)
+    assert result.verification is not None and result.verification.count == accepted > 0
+    assert compare(result.saved, reference.saved).worst_max[0] <= 1e-12
 
 
 def test_interpolated_cells_are_not_stored_as_exact_entries(worker: ChemistryWorker) -> None:
