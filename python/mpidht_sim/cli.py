@@ -213,7 +213,9 @@ def checked_on_one(comm: "MPI.Intracomm", check: Callable[[], object]) -> Option
             check()
         except ConfigError as e:
             problem = str(e)
-    verdict: Optional[str] = comm.bcast(problem, root=0)
+    from .waiting import bcast
+
+    verdict: Optional[str] = bcast(comm, problem)
     return verdict
 
 
@@ -224,6 +226,7 @@ def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm") -> i
     from .driver import RunRefused, run, run_package_size, worker_count
     from .flow import advection_for
     from .output import check_folders, finish, start, write_field
+    from .waiting import bcast
 
     rank = comm.Get_rank()
 
@@ -275,4 +278,4 @@ def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm") -> i
             print(f"mpidht_sim: bounds exceeded: {done.exceeded}", file=sys.stderr)
             failure = failure or done.exceeded
     # Every process exits alike.
-    return 1 if comm.bcast(failure, root=0) is not None else 0
+    return 1 if bcast(comm, failure) is not None else 0

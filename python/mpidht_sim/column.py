@@ -312,7 +312,9 @@ def _column(args: argparse.Namespace, overrides: dict[str, Any], comm: Any) -> i
     if result is not None:
         _write(result, args.out, args.tolerance)
     # Every process exits alike.
-    return 0 if comm.bcast(ok, root=0) else 1
+    from .waiting import bcast
+
+    return 0 if bcast(comm, ok) else 1
 
 
 def _write(result: ColumnResult, out: Path, tolerance: float) -> None:

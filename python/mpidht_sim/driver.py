@@ -43,6 +43,7 @@ from .flow import advection_for
 from .surrogate import (KEY_SIZE, VALUE_SIZE, Surrogate, fingerprint, interpolation,
                         same_key)
 from .variables import AQUEOUS, VARIABLES
+from .waiting import barrier, recv
 
 __all__ = ["Counters", "IterationRecord", "RunResult", "run"]
 
@@ -399,7 +400,7 @@ def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
     for w in range(1, comm.Get_size()):
         comm.send(None, dest=w, tag=TAG_STOP)
     ends = [local.end()] if local is not None else []
-    ends += [comm.recv(source=w, tag=TAG_RESULT) for w in range(1, comm.Get_size())]
+    ends += [recv(comm, w, TAG_RESULT) for w in range(1, comm.Get_size())]
     result.evictions = int(sum(e for e, _, _ in ends))
     result.restored = int(max((r for _, r, _ in ends), default=0))
     if cfg.dht.enabled and cfg.interp.enabled:
@@ -419,7 +420,7 @@ def _dump(comm: MPI.Intracomm, local: Optional[ChemistryWorker], path: Path) -> 
     for w in range(1, comm.Get_size()):
         comm.send(str(path), dest=w, tag=TAG_DUMP)
     for w in range(1, comm.Get_size()):
-        comm.recv(source=w, tag=TAG_RESULT)
+        recv(comm, w, TAG_RESULT)
 
 
 def _dispatch(comm: MPI.Intracomm, local: Optional[ChemistryWorker], state: Array,
@@ -440,7 +441,7 @@ def _dispatch(comm: MPI.Intracomm, local: Optional[ChemistryWorker], state: Arra
             busy += 1
     status = MPI.Status()
     while busy:
-        k, out, counts = comm.recv(source=MPI.ANY_SOURCE, tag=TAG_RESULT, status=status)
+        k, out, counts = recv(comm, MPI.ANY_SOURCE, TAG_RESULT, status)
         state[work[k]] = out
         total.add(counts)
         busy -= 1
@@ -454,7 +455,7 @@ def _dispatch(comm: MPI.Intracomm, local: Optional[ChemistryWorker], state: Arra
 def _worker(chem: ChemistryWorker, comm: MPI.Intracomm, worker_comm: MPI.Comm) -> None:
     status = MPI.Status()
     while True:
-        msg = comm.recv(source=0, tag=MPI.ANY_TAG, status=status)
+        msg = recv(comm, 0, MPI.ANY_TAG, status)
         if status.Get_tag() == TAG_STOP:
             break
         if status.Get_tag() == TAG_DUMP:
@@ -467,5 +468,5 @@ def _worker(chem: ChemistryWorker, comm: MPI.Intracomm, worker_comm: MPI.Comm) -
     comm.send(chem.end(), dest=0, tag=TAG_RESULT)
     # Not after an exception: the other workers are not here (they wait
     # for the master, which waits for this one); the caller ends the job.
-    worker_comm.Barrier()  # no worker frees the table while another reads
+    barrier(worker_comm)  # no worker frees the table while another reads
     chem.close()

@@ -593,6 +593,7 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
     """main's runs and reports from checked settings, collective over
     comm; its exit status."""
     from .driver import run
+    from .waiting import barrier, bcast
     from .output import check_folders, finish, start
 
     rank = comm.Get_rank()
@@ -606,8 +607,8 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
         return 2
     ref_dir = args.reference or args.out / "reference"
     # One process decides (and then writes there): every process agrees.
-    fresh = comm.bcast(args.reference is None
-                       and check_reference(ref_dir, reference_cfg) is not None, root=0)
+    fresh = bcast(comm, args.reference is None
+                  and check_reference(ref_dir, reference_cfg) is not None)
     if fresh:
         if rank == 0:
             print(f"reference run (DHT off) into {ref_dir}", flush=True)
@@ -615,7 +616,7 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
         result = run(reference_cfg, comm)
         if rank == 0:
             finish(result, reference_cfg, {"processes": comm.Get_size()}, plots=False)
-    comm.Barrier()
+    barrier(comm)
     reference = load_fields(ref_dir) if rank == 0 else {}
     reference_summary = json.loads((ref_dir / "summary.json").read_text()) if rank == 0 else {}
     store = args.out / "variants"
@@ -633,7 +634,7 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
                 saved.get("reference"), physics(reference_summary["config"]))
             if reuse:
                 rows[v.name] = saved["figures"]
-        if comm.bcast(reuse, root=0):
+        if bcast(comm, reuse):
             continue
         if rank == 0:
             print(f"{v.name}: running", flush=True)
@@ -655,7 +656,7 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
     if rank == 0:
         _write_reports(args, rows, points, variants, configs, comm.Get_size())
     # Every process exits alike: 1 where a run's fields were not finite.
-    bad = comm.bcast(not_finite(rows) if rank == 0 else None, root=0)
+    bad = bcast(comm, not_finite(rows) if rank == 0 else None)
     if bad:
         if rank == 0:
             print(f"mpidht_sim.validate: values that are not finite in: {', '.join(bad)}",
