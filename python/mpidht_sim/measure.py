@@ -8,7 +8,8 @@ reference run without the DHT. No MPI. Usage:
 Where both folders hold a run's summary.json, the runs' grid, flow, time
 step, chemistry and waters must be the same (the number of iterations may
 differ: the iterations both saved are compared, and those of the run that
-the reference did not save are named). Exits with 0 where the run is
+the reference did not save are named); a reference that used the DHT is
+compared, and said to be one. Exits with 0 where the run is
 within both bounds (below), 1 where it exceeds one or a value is not
 finite, and 2 on settings that differ, on a folder that is missing or
 holds no fields that can be read, on no iteration in both, and on a
@@ -86,6 +87,18 @@ RMS_BOUND = 1e-4
 PHYSICS = ("nx", "ny", "cell_size", "porosity", "permeability", "viscosity", "fixed",
            "iterations", "time_step", "database", "calcite_parm", "dolomite_parm",
            "initial", "injected")
+
+
+#: Said of a reference that used the DHT (``used_dht``).
+USED_DHT = ("a run that used the DHT itself: the figures are differences between two "
+            "surrogate runs, not errors against PHREEQC")
+
+
+def used_dht(config: Optional[dict[str, Any]]) -> bool:
+    """Whether a run's recorded configuration (its summary.json's
+    "config") had the DHT on."""
+    dht = (config or {}).get("dht")
+    return isinstance(dht, dict) and dht.get("enabled") is True
 
 
 def physics(config: dict[str, Any]) -> dict[str, Any]:
@@ -487,6 +500,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(table(comparison))
     print()
     print(comparison.headline())
+    if used_dht(configs[1]):
+        print(f"the reference, {args.reference}, is {USED_DHT}")
     if unchecked:
         print("settings not checked (grid, flow, time, chemistry, waters): "
               f"{' and '.join(map(str, unchecked))} without summary.json")

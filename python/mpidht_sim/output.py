@@ -27,8 +27,8 @@ from .checkpoint import DHT_FILE, settings_path
 from .config import Config
 from .driver import CHECKS, RunResult
 from .errors import ConfigError
-from .measure import (compare, coverage, field_file, field_files, iteration_list, load_fields,
-                      saved_config, settings_differ)
+from .measure import (USED_DHT, compare, coverage, field_file, field_files, iteration_list,
+                      load_fields, saved_config, settings_differ, used_dht)
 from .surrogate import variable_scales
 from .variables import AMOUNTS, VARIABLES
 
@@ -337,6 +337,12 @@ def against_reference(result: RunResult, cfg: Config) -> Optional[dict[str, Any]
     out["settings_checked"] = (cfg.reference / "summary.json").is_file()
     try:
         ref = json.loads((cfg.reference / "summary.json").read_text())
+        if used_dht(ref["config"]):
+            # Its fields carry its own surrogate's errors, its times its
+            # savings: neither is PHREEQC's alone.
+            out["reference_used_dht"] = True
+            out["no_speedup"] = "it used the DHT itself (a reference is a run with --no-dht)"
+            return out
         if ref["config"]["iterations"] != cfg.iterations:
             out["no_speedup"] = (f"it ran {ref['config']['iterations']} iterations, this run "
                                  f"{cfg.iterations}")
@@ -443,6 +449,8 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
         lines.append(f"DHT saved to {result.dht_dump} ({result.dump_s:.1f} s)")
     if reference is not None:
         errors = reference.get("errors")
+        if reference.get("reference_used_dht"):
+            lines.append(f"against {cfg.reference}: {USED_DHT}")
         if errors is None:
             lines.append(f"against {cfg.reference}: not compared: {reference.get('problem')}")
         else:

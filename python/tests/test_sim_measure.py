@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from mpidht_sim.config import load
 from mpidht_sim.measure import compare, load_fields, main, table, terms
 from mpidht_sim.validate import log_over_raw, log_verdict
 from mpidht_sim.variables import VARIABLES
@@ -123,6 +124,25 @@ def test_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     save(tmp_path / "other", {5: fields(rng, 12)}, shape=(3, 4))
     assert main([str(tmp_path / "run"), str(tmp_path / "other")]) == 2
     assert "cannot be compared" in capsys.readouterr().err
+
+
+def test_a_reference_that_used_the_dht_is_said_to_be_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Runs of the same settings compare whether or not the reference
+    used the DHT (it does not change the physics), but the command says
+    when it did: its fields carry a surrogate's errors too."""
+    rng = np.random.default_rng(5)
+    ref = {it: fields(rng, 30) for it in (0, 5)}
+    save(tmp_path / "ref", ref)
+    save(tmp_path / "run", ref)
+    config = load(None, {"grid.nx": 6, "grid.ny": 5}).to_dict()
+    (tmp_path / "run" / "summary.json").write_text(json.dumps({"config": config}))
+    note = f"the reference, {tmp_path / 'ref'}, is a run that used the DHT itself"
+    for dht in (False, True):
+        config["dht"]["enabled"] = dht
+        (tmp_path / "ref" / "summary.json").write_text(json.dumps({"config": config}))
+        assert main([str(tmp_path / "run"), str(tmp_path / "ref")]) == 0
+        assert (note in capsys.readouterr().out) is dht
 
 
 def ph_off(tmp_path: Path, offset: float) -> list[str]:
@@ -311,7 +331,6 @@ def test_command_refuses_a_reference_that_does_not_match(
     """Where both runs recorded their settings, a reference of another time
     step or grid is refused; one of fewer iterations is compared where
     both saved, saying how many of the run's iterations and which not."""
-    from mpidht_sim.config import load
 
     rng = np.random.default_rng(9)
     run = {it: fields(rng, 30) for it in range(0, 41, 5)}
@@ -408,7 +427,6 @@ def test_reference_check_counts_only_field_files(tmp_path: Path) -> None:
     """validate's reference check counts the iterations of files named as a
     run names them; another file beside them (fields_mine.npz) neither
     counts nor breaks it."""
-    from mpidht_sim.config import load
     from mpidht_sim.measure import field_file
     from mpidht_sim.validate import check_reference
 

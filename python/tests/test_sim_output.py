@@ -353,9 +353,19 @@ def test_run_against_reference(tmp_path_factory: pytest.TempPathFactory,
     assert main(tiny + ["--output", str(run)]) == 0
     assert main(tiny + ["--output", str(run)]) == 2
     assert main(tiny + ["--output", str(run), "--overwrite", "--set", "run.save_every=2"]) == 0
+    if comm.Get_rank() == 0:
+        printed = capsys.readouterr()
+    # A run that used the DHT compared with, but no speedup claimed over it.
+    assert main(tiny + ["--output", str(base / "vs-dht"), "--reference", str(cmp)]) == 0
     if comm.Get_rank() != 0:
         return
-    printed = capsys.readouterr()
+    against_dht = capsys.readouterr().out
+    assert f"against {cmp}: a run that used the DHT itself: the figures are" in against_dht
+    assert "no speedup over it: it used the DHT itself" in against_dht
+    assert not any(line.startswith("speedup over it:") for line in against_dht.splitlines())
+    over_dht = json.loads((base / "vs-dht" / "summary.json").read_text())["reference"]
+    assert over_dht["reference_used_dht"] is True and "chemistry_speedup" not in over_dht
+    assert over_dht["errors"]["worst_max_term"]["value"] >= 0
     assert "waters, computed before the first step:" in printed.out
     # 14 cells react (2 of 16 hold a pressure): a lone worker takes them
     # all at once, several workers packages of 14 / (4 per worker).
