@@ -236,8 +236,13 @@ run_suite mpich mpich -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPIDHT_BUILD_TESTS=ON 
   -DMPIDHT_TEST_CONCURRENCY_OPS=400 -DMPIDHT_TEST_CONCURRENCY_BATCH_OPS=150 \
   -DMPIDHT_TEST_BATCH_WRITES=80 -DMPIDHT_TEST_SCALE=0.05 -DMPIDHT_TEST_HOSTS=OFF
 # (The tests across hosts run in the Open MPI suite above, not again here.)
+# Under ASan and UBSan every test at 1 and 2 processes, the hot-key tests
+# (test_concurrency_*) at 4 as well: the Open MPI suite above runs the
+# others at 4.
 run_suite sanitizers openmpi -DCMAKE_BUILD_TYPE=Debug -DMPIDHT_BUILD_TESTS=ON \
-  -DMPIDHT_SANITIZE=address,undefined -DMPIDHT_TEST_HOSTS=OFF
+  -DMPIDHT_SANITIZE=address,undefined -DMPIDHT_TEST_HOSTS=OFF \
+  -DMPIDHT_TEST_NPROCS="1;2" -DMPIDHT_TEST_NPROCS_CONCURRENT="1;2;4" \
+  -DMPIDHT_TEST_NPROCS_MPI_ACCESS="1;2"
 
 run_python_suite python-openmpi openmpi
 if $hosts_ok; then
