@@ -1,9 +1,12 @@
 """Waiting for other processes without holding a core.
 
-MPI's blocking calls spin while they wait (MPICH always, Open MPI unless
-told the node is oversubscribed). Where processes outnumber cores, a
-worker waiting for its next package, or every process waiting while
-rank 0 writes the outputs, would take the cores of those that compute.
+MPI's blocking calls poll while they wait: MPICH without a pause, Open
+MPI giving up the processor between polls (sched_yield) only where its
+launcher knows the node is oversubscribed (mpi_yield_when_idle), and a
+yield lets the others run only until the poller's next turn. Where
+processes outnumber cores, a worker waiting for its next package, or
+every process waiting while rank 0 writes the outputs, would take the
+cores of those that compute.
 The calls here poll for SPIN_S, as MPI would, then sleep between polls,
 from FIRST_NAP_S doubling to LAST_NAP_S: a reply within the spin costs
 what it did, a later one at most LAST_NAP_S more.
