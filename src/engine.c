@@ -546,9 +546,10 @@ look_at(mpidht_t *t, unsigned char *base, const mpidht_address_t *addr, const vo
  * direct table the word after rank's buckets (t->window_lock), taken as
  * the fine protocol takes a bucket's lock word: a reader adds 1, a writer
  * MPIDHT_FINE_EXCLUSIVE; whoever saw a writer's bit takes its addition
- * back and tries again after a backoff, and a writer that got the bit
- * waits for the readers to leave. Like MPI_Win_lock it waits as long as
- * it takes (a holder holds it only for the operations of one call). */
+ * back and, backing off, looks at the word until the bit is gone before it
+ * adds again, and a writer that got the bit waits for the readers to
+ * leave. Like MPI_Win_lock it waits as long as it takes (a holder holds it
+ * only for the operations of one call). */
 static mpidht_status_t lock_target(mpidht_t *t, int rank, bool exclusive)
 {
     if (!t->direct)
@@ -559,7 +560,12 @@ static mpidht_status_t lock_target(mpidht_t *t, int rank, bool exclusive)
     unsigned attempts = 0;
     while (__atomic_fetch_add(word, add, __ATOMIC_SEQ_CST) >= MPIDHT_FINE_EXCLUSIVE) {
         __atomic_fetch_sub(word, add, __ATOMIC_SEQ_CST);
-        back_off(t, ++attempts);
+        /* Only looks until the writer's bit is gone (as a fine read
+         * does): a waiting reader never shows in the count a writer
+         * waits to see fall. */
+        do
+            back_off(t, ++attempts);
+        while (__atomic_load_n(word, __ATOMIC_SEQ_CST) >= MPIDHT_FINE_EXCLUSIVE);
     }
     while (exclusive && __atomic_load_n(word, __ATOMIC_SEQ_CST) != MPIDHT_FINE_EXCLUSIVE)
         back_off(t, ++attempts);

@@ -4,13 +4,20 @@
  *
  *   reader: MPI_Fetch_and_op adds 1 to the lock word of each bucket it
  *           reads; if the word showed a writer bit (a writer holds the
- *           bucket or waits for its readers), the reader takes its 1 back,
- *           backs off and tries again, so writers are not starved. Under
- *           its registrations it gets the buckets, then subtracts its 1s
- *           (completed with the read's next flush). On a direct table a
- *           read looks at its buckets without the engine, registered the
- *           same way with processor atomics (engine.c, look_at); one that
- *           meets a writer bit goes on through these steps.
+ *           bucket or waits for its readers), the reader takes its 1 back
+ *           and backs off, then only looks at the words (MPI_NO_OP),
+ *           backing off while they show a writer bit, and adds 1 again
+ *           once none does. A waiting reader thus never shows in the count
+ *           a writer waits to see fall to zero, so writers are not starved
+ *           however long a round trip takes against the backoff (readers
+ *           that added 1 at every retry, faster than their 1s were taken
+ *           back, kept a writer and themselves waiting until they timed
+ *           out: docs/design.md). Under its registrations it gets the
+ *           buckets, then subtracts its 1s (completed with the read's next
+ *           flush). On a direct table a read looks at its buckets without
+ *           the engine, registered the same way with processor atomics
+ *           (engine.c, look_at); one that meets a writer bit goes on
+ *           through these steps.
  *   writer: writer.h.
  *
  * Only MPI_SUM and MPI_NO_OP (or, on a direct table, the processor's
@@ -22,7 +29,7 @@
 
 static const int64_t reader_add = 1, reader_sub = -1;
 
-enum { REGISTER, GET };
+enum { REGISTER, POLL, GET };
 
 static bool is_read(const mpidht_item_t *it)
 {
@@ -45,6 +52,14 @@ static mpidht_status_t fine_issue(mpidht_t *t, mpidht_item_t *it)
         return mpidht_locked_issue(t, it);
     if (it->step == GET)
         return mpidht_issue_get_data(t, it, it->first, it->count);
+    if (it->step == POLL) {
+        for (unsigned c = it->first; c < it->first + it->count; ++c) {
+            mpidht_status_t st = mpidht_issue_lock_fetch(t, it, c, NULL);
+            if (st != MPIDHT_OK)
+                return st;
+        }
+        return MPIDHT_OK;
+    }
     for (unsigned c = it->first; c < it->first + it->count; ++c) {
         mpidht_status_t st = mpidht_issue_lock_fetch(t, it, c, &reader_add);
         if (st != MPIDHT_OK)
@@ -65,15 +80,17 @@ static mpidht_status_t fine_advance(mpidht_t *t, mpidht_item_t *it)
 {
     if (!is_read(it))
         return mpidht_locked_advance(t, it);
-    if (it->step == REGISTER) {
+    if (it->step == REGISTER || it->step == POLL) {
         bool blocked = false;
         for (unsigned c = it->first; c < it->first + it->count; ++c)
             blocked = blocked || it->lock[c] >= MPIDHT_FINE_EXCLUSIVE;
         if (!blocked) {
-            it->step = GET;
+            /* Registered: on to the gets; looked: registers now. */
+            it->step = it->step == REGISTER ? GET : REGISTER;
             return MPIDHT_OK;
         }
-        mpidht_status_t st = unregister(t, it);
+        mpidht_status_t st = it->step == REGISTER ? unregister(t, it) : MPIDHT_OK;
+        it->step = POLL;
         if (st == MPIDHT_OK && !mpidht_item_wait(t, it))
             mpidht_item_finish(it, MPIDHT_ERR_TIMEOUT, 0);
         return st;
