@@ -53,7 +53,7 @@ mpidht_write_choice_t mpidht_choose_slot(const mpidht_t *t, unsigned char *slots
         if (mpidht_bucket_is_free(t, mpidht_slot(t, slots, i)))
             return (mpidht_write_choice_t){i, MPIDHT_WRITE_INSERTED};
     unsigned victim = n - 1;
-    if (t->eviction == MPIDHT_EVICT_RECENCY)
+    if (recency)
         for (unsigned i = n - 1; i-- > 0;)
             if (recency[i] < recency[victim])
                 victim = i;

@@ -77,9 +77,10 @@ typedef struct mpidht_write_choice {
 } mpidht_write_choice_t;
 
 /* Where a write of key goes, given the meta bytes and keys of all n
- * candidates in slots (and, for MPIDHT_EVICT_RECENCY, their recency
- * words): the candidate holding key, else the first free one, else the
- * one the eviction policy picks (the least recent; the last on a tie). */
+ * candidates in slots (and their recency words, or NULL where the victim
+ * is not chosen by them): the candidate holding key, else the first free
+ * one, else the least recent (the last on a tie; the last without
+ * recency words). */
 mpidht_write_choice_t mpidht_choose_slot(const mpidht_t *t, unsigned char *slots,
                                          unsigned n, const void *key,
                                          const uint64_t *recency);

@@ -934,6 +934,12 @@ mpidht_status_t mpidht_issue_lock_add_each(mpidht_t *t, mpidht_item_t *it, uint3
     return MPIDHT_OK;
 }
 
+bool mpidht_engine_evicts_by_recency(const mpidht_t *t)
+{
+    const mpidht_engine_t *e = t->engine;
+    return t->eviction == MPIDHT_EVICT_RECENCY && !e->defer_evictions && !e->victim_keys;
+}
+
 mpidht_status_t mpidht_issue_recency_fetch(mpidht_t *t, mpidht_item_t *it)
 {
     const mpidht_address_t *a = &it->addr;

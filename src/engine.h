@@ -107,6 +107,11 @@ typedef struct mpidht_engine {
     /* Where set, a write that would evict changes nothing and finishes
      * with MPIDHT_NOT_FOUND and the outcome MPIDHT_WRITE_DEFERRED. */
     bool defer_evictions;
+    /* Where set, the caller has the table to itself (restore: a
+     * collective call, during which no operation is in flight anywhere,
+     * each process writing its own buckets): a locked write takes no
+     * lock (writer.h). */
+    bool exclusive;
 } mpidht_engine_t;
 
 /* Makes the writes that follow keep the entries they evict: their keys
@@ -118,6 +123,11 @@ typedef struct mpidht_engine {
  * which places the victims again. */
 void mpidht_engine_keep_victims(mpidht_t *t, unsigned char *keys, unsigned char *values,
                                 size_t cap);
+
+/* Whether a write that must evict chooses its victim by the recency
+ * words (MPIDHT_EVICT_RECENCY), so that its probe fetches them: not while
+ * writes defer evictions or keep their victims (restore). */
+bool mpidht_engine_evicts_by_recency(const mpidht_t *t);
 
 /* The outcome of a write deferred by defer_evictions (restore, which
  * writes it again afterwards); beside mpidht_write_outcome_t's values. */

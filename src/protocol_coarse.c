@@ -53,7 +53,7 @@ static mpidht_status_t coarse_issue(mpidht_t *t, mpidht_item_t *it)
         mpidht_status_t st = it->op == MPIDHT_OP_UPDATE
                                  ? mpidht_issue_get_data(t, it, 0, it->addr.count)
                                  : mpidht_issue_get_keys(t, it, 0, it->addr.count);
-        if (st == MPIDHT_OK && t->eviction == MPIDHT_EVICT_RECENCY)
+        if (st == MPIDHT_OK && mpidht_engine_evicts_by_recency(t))
             st = mpidht_issue_recency_fetch(t, it);
         return st;
     }

@@ -262,6 +262,9 @@ static mpidht_status_t place(mpidht_t *t, load_buffers_t *b, size_t m,
     size_t distinct = keep_last_of_each_key(t, b->keys, b->values, m, b->keep, b->set,
                                             b->set_size);
     tally[TALLY_UPDATED] += m - distinct;
+    /* No operation is in flight anywhere (mpidht_restore's requirement)
+     * and each process writes its own buckets: writes take no locks. */
+    e->exclusive = true;
     e->defer_evictions = true;
     st = mpidht_write_batch(t, distinct, b->keys, b->values, b->outcomes);
     e->defer_evictions = false;
@@ -295,6 +298,7 @@ static mpidht_status_t place(mpidht_t *t, load_buffers_t *b, size_t m,
         spare_values = v;
     }
     mpidht_engine_keep_victims(t, NULL, NULL, 0);
+    e->exclusive = false;
     tally[TALLY_LOST] += evicted;
     tally[TALLY_INSERTED] -= evicted;
     return st;

@@ -22,7 +22,8 @@ bool mpidht_write_choose(const mpidht_t *t, mpidht_item_t *it)
         return true;
     }
     mpidht_write_choice_t c =
-        mpidht_choose_slot(t, it->slots, it->addr.count, it->key, it->recency);
+        mpidht_choose_slot(t, it->slots, it->addr.count, it->key,
+                           mpidht_engine_evicts_by_recency(t) ? it->recency : NULL);
     mpidht_engine_t *e = t->engine;
     if (c.outcome == MPIDHT_WRITE_EVICTED && it->op == MPIDHT_OP_WRITE && e->defer_evictions) {
         it->outcome = (int)MPIDHT_WRITE_DEFERRED; /* finishes as not written */
@@ -148,8 +149,7 @@ enum {
 
 void mpidht_locked_start(mpidht_t *t, mpidht_item_t *it)
 {
-    (void)t;
-    it->step = KEY_LOCK;
+    it->step = t->engine->exclusive ? PROBE : KEY_LOCK;
 }
 
 mpidht_status_t mpidht_locked_issue(mpidht_t *t, mpidht_item_t *it)
@@ -170,7 +170,7 @@ mpidht_status_t mpidht_locked_issue(mpidht_t *t, mpidht_item_t *it)
         if (st == MPIDHT_OK && n > 1)
             st = mpidht_issue_get_keys(t, it, 1, n - 1);
         if (st == MPIDHT_OK && it->op != MPIDHT_OP_REMOVE &&
-            t->eviction == MPIDHT_EVICT_RECENCY)
+            mpidht_engine_evicts_by_recency(t))
             st = mpidht_issue_recency_fetch(t, it);
         return st;
     }
@@ -256,13 +256,17 @@ mpidht_status_t mpidht_locked_advance(mpidht_t *t, mpidht_item_t *it)
             it->status = MPIDHT_NOT_FOUND;
             it->act = MPIDHT_ACT_NONE;
             it->step = RELEASE;
-        } else if (it->chosen == 0 && it->planned == MPIDHT_WRITE_EVICTED &&
-                   it->op == MPIDHT_OP_WRITE && t->engine->victim_keys) {
-            it->step = REFETCH; /* held already; the victim's value, to keep it */
-        } else if (it->chosen == 0) {
-            to_act(t, it); /* the key lock's own bucket */
-        } else {
+        } else if (it->chosen != 0 && !t->engine->exclusive) {
             it->step = LOCK;
+        } else if ((it->op == MPIDHT_OP_UPDATE && it->chosen != 0) ||
+                   (it->planned == MPIDHT_WRITE_EVICTED && it->op == MPIDHT_OP_WRITE &&
+                    t->engine->victim_keys)) {
+            /* Held already (the key lock's own bucket) or taken without
+             * locks: what the probe did not get, an update's bucket whole
+             * or the value of the entry to keep. */
+            it->step = REFETCH;
+        } else {
+            to_act(t, it);
         }
         return MPIDHT_OK;
     case LOCK:
@@ -277,8 +281,11 @@ mpidht_status_t mpidht_locked_advance(mpidht_t *t, mpidht_item_t *it)
         /* Another key's writer changed it: look again, keeping the key
          * lock (no write of this key can have happened meanwhile). */
         it->step = PROBE;
-        return it->chosen == 0 ? MPIDHT_OK : let_go(t, it, it->chosen);
+        return it->chosen == 0 || !(it->held & 1u << it->chosen) ? MPIDHT_OK
+                                                                 : let_go(t, it, it->chosen);
     case ACT:
+        if (it->held == 0) /* nothing to let go of (an exclusive write) */
+            mpidht_item_finish(it, it->status, it->outcome);
         it->step = RELEASE;
         return MPIDHT_OK;
     default: /* RELEASE */

@@ -22,6 +22,11 @@
  *   4. puts the new data (or clears the meta byte), raises the recency;
  *   5. subtracts its writer bits again.
  *
+ * Where the engine is exclusive (restore: the caller has the table to
+ * itself), a writer takes no lock: it probes (1-2), goes to the write step
+ * (4) and is done, fetching the chosen bucket again only for what the
+ * probe did not get (an update's bucket whole, an evicted entry kept).
+ *
  * Every wait is bounded by the table's timeout; a writer that gives up
  * lets go of what it holds and finishes with MPIDHT_ERR_TIMEOUT. The lock
  * word is only ever changed by MPI_SUM and read by MPI_NO_OP.
