@@ -360,7 +360,12 @@ static void prefetch_item(const mpidht_t *t, const mpidht_item_t *it, bool alone
     case MPIDHT_OP_WRITE:
     case MPIDHT_OP_REMOVE:
     case MPIDHT_OP_UPDATE: {
-        size_t end = l->meta_offset + 1 + t->key_size;
+        /* Up to the key's end; in a batch up to its first bytes: the
+         * probe compares keys in place, and another key mostly differs
+         * there (mpidht_issue_get_keys), and the batch's other items
+         * have their lines in flight meanwhile. */
+        size_t key = alone || t->key_size < 16 ? t->key_size : 16;
+        size_t end = l->meta_offset + 1 + key;
         for (unsigned c = 0; c < it->addr.count; ++c)
             prefetch(t, base, &it->addr, c, 0,
                      c == 0 && it->op == MPIDHT_OP_UPDATE ? l->bucket_size : end);
@@ -397,6 +402,7 @@ static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, in
          * not on every step of every call. */
         double now = 0, wake = INFINITY;
         bool any = false, retrying = false;
+        t->engine->round_stamp = 0;
         for (size_t i = 0; i < n; ++i) {
             mpidht_item_t *it = &items[i];
             if (it->done || (rank >= 0 && it->addr.rank != rank))
@@ -881,7 +887,35 @@ mpidht_status_t mpidht_issue_get_data(mpidht_t *t, mpidht_item_t *it, unsigned f
 mpidht_status_t mpidht_issue_get_keys(mpidht_t *t, mpidht_item_t *it, unsigned first,
                                       unsigned n)
 {
-    return mpidht_issue_get(t, it, first, n, t->layout.meta_offset, 1 + t->key_size);
+    const mpidht_layout_t *l = &t->layout;
+    unsigned char *base = direct_base(t, it->addr.rank);
+    if (!base)
+        return mpidht_issue_get(t, it, first, n, l->meta_offset, 1 + t->key_size);
+    /* On a direct table each key is compared with the item's in place,
+     * and the slot told what a copy would tell the protocol: the meta
+     * byte, and the item's key where the bucket holds it or a key that
+     * differs from it in its first byte where another key is there. A
+     * bucket's key that differs from the item's mostly does so in its
+     * first bytes, so that mostly only the line of the meta byte is
+     * loaded, not every line of the key. What a write chose by it is
+     * checked again under the bucket's lock, as after a copy (writer.h;
+     * coarse: the probe runs under the target's lock). */
+    const unsigned char *key = it->key;
+    for (unsigned c = first; c < first + n; ++c) {
+        const unsigned char *at = base + mpidht_bucket_disp(t, mpidht_candidate(&it->addr, c));
+        unsigned char *slot = mpidht_slot(t, it->slots, c);
+        unsigned char meta = at[l->meta_offset];
+        slot[l->meta_offset] = meta;
+        if (!(meta & MPIDHT_META_OCCUPIED))
+            continue;
+        unsigned char *slot_key = mpidht_bucket_key(t, slot);
+        if (memcmp(at + l->meta_offset + 1, key, t->key_size) == 0)
+            memcpy(slot_key, key, t->key_size);
+        else
+            slot_key[0] = (unsigned char)~key[0];
+    }
+    touch_direct(t);
+    return MPIDHT_OK;
 }
 
 mpidht_status_t mpidht_issue_lock_fetch(mpidht_t *t, mpidht_item_t *it, unsigned c,
@@ -963,6 +997,16 @@ mpidht_status_t mpidht_issue_recency_fetch(mpidht_t *t, mpidht_item_t *it)
     return MPIDHT_OK;
 }
 
+/* The recency stamp of the round's writes (mpidht_engine_t.round_stamp):
+ * one clock read per round, not one per write. */
+static uint64_t round_stamp(mpidht_t *t)
+{
+    mpidht_engine_t *e = t->engine;
+    if (e->round_stamp == 0)
+        e->round_stamp = mpidht_now_ms(t);
+    return e->round_stamp;
+}
+
 mpidht_status_t mpidht_issue_store(mpidht_t *t, mpidht_item_t *it, unsigned c)
 {
     const mpidht_address_t *a = &it->addr;
@@ -973,7 +1017,7 @@ mpidht_status_t mpidht_issue_store(mpidht_t *t, mpidht_item_t *it, unsigned c)
         memcpy(base + disp + t->layout.data_offset, b + t->layout.data_offset,
                t->layout.data_size);
         if (t->eviction == MPIDHT_EVICT_RECENCY) {
-            it->stamp = mpidht_now_ms(t);
+            it->stamp = round_stamp(t);
             direct_max(direct_word(base, disp + (MPI_Aint)t->layout.recency_offset),
                        it->stamp);
         }
@@ -984,7 +1028,7 @@ mpidht_status_t mpidht_issue_store(mpidht_t *t, mpidht_item_t *it, unsigned c)
                      a->rank, disp + (MPI_Aint)t->layout.data_offset,
                      (int)t->layout.data_size, MPI_BYTE, t->win);
     if (rc == MPI_SUCCESS && t->eviction == MPIDHT_EVICT_RECENCY) {
-        it->stamp = mpidht_now_ms(t);
+        it->stamp = round_stamp(t);
         rc = MPI_Accumulate(&it->stamp, 1, MPI_UINT64_T, a->rank,
                             disp + (MPI_Aint)t->layout.recency_offset, 1, MPI_UINT64_T,
                             MPI_MAX, t->win);

@@ -87,6 +87,9 @@ typedef struct mpidht_engine {
     uint64_t *refresh_value;        /* [comm_size] */
     /* Direct accesses (t->direct) made since the last MPI_Win_sync. */
     bool sync_pending;
+    /* The time the writes of the current round put into recency: read
+     * once per round, by its first write (0 until then). */
+    uint64_t round_stamp;
     /* Buckets claimed by the current run of a batch: open addressing on
      * (rank, index) + 1; an entry counts only if its run matches. */
     size_t claim_capacity;        /* a power of two */
