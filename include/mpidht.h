@@ -470,8 +470,8 @@ mpidht_status_t mpidht_update(mpidht_t *table, const void *key, mpidht_update_fn
  * included: the last write wins; an update sees the rows before it).
  * The rows of a read batch are independent reads, in no order among
  * themselves. Working memory is bounded: batches go in chunks of at most
- * 1024 rows and about 256 KiB of bucket copies (so that they stay in
- * cache).
+ * 1024 rows (64 where the table is reached directly on one node) and
+ * about 256 KiB of bucket copies (so that they stay in cache).
  * Returns, for all of them: MPIDHT_OK (whatever each row found);
  * MPIDHT_ERR_BATCH_SIZE if n times the key or value size overflows;
  * otherwise an error (MPIDHT_ERR_TIMEOUT if any row timed out), after

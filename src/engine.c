@@ -11,16 +11,22 @@
 #include "protocol.h"
 #include "rma.h"
 
-/* A chunk holds at most this many items, and no more buckets' worth of
- * slots than fit in about this many bytes (but always at least one). */
-enum { CHUNK_MAX_ITEMS = 1024 };
+/* A chunk holds at most this many items (on a direct table
+ * CHUNK_DIRECT_ITEMS), and no more buckets' worth of slots than fit in
+ * about this many bytes (but always at least one). Where a round costs a
+ * flush, a larger chunk shares it among more keys; on a direct table a
+ * round costs none, and a smaller chunk keeps what its items prefetched
+ * in the caches until their turn and holds fewer key locks at once
+ * (docs/benchmarks.md). */
+enum { CHUNK_MAX_ITEMS = 1024, CHUNK_DIRECT_ITEMS = 64 };
 #define CHUNK_SLOT_BYTES ((size_t)256 << 10)
 
 size_t mpidht_engine_chunk(const mpidht_t *t)
 {
     size_t per_item = (size_t)t->candidates * t->layout.bucket_size;
     size_t n = CHUNK_SLOT_BYTES / per_item;
-    return n < 1 ? 1 : n > CHUNK_MAX_ITEMS ? CHUNK_MAX_ITEMS : n;
+    size_t most = t->direct ? CHUNK_DIRECT_ITEMS : CHUNK_MAX_ITEMS;
+    return n < 1 ? 1 : n > most ? most : n;
 }
 
 void mpidht_engine_release(mpidht_t *t)

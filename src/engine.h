@@ -147,8 +147,8 @@ mpidht_status_t mpidht_engine_set_update(mpidht_t *t, size_t items, mpidht_updat
 mpidht_status_t mpidht_engine_reserve(mpidht_t *t, size_t items);
 void mpidht_engine_release(mpidht_t *t);
 
-/* Items per chunk of a batched call: at most 1024, and no more slots than
- * fit in about 256 KiB (at least one). */
+/* Items per chunk of a batched call: at most 1024 (64 on a direct
+ * table), and no more slots than fit in about 256 KiB (at least one). */
 size_t mpidht_engine_chunk(const mpidht_t *t);
 
 /* Prepares item i of the work space for key: located (at addr, where the

@@ -286,7 +286,8 @@ mpidht_status_t mpidht_locked_advance(mpidht_t *t, mpidht_item_t *it)
     case ACT:
         if (it->held == 0) /* nothing to let go of (an exclusive write) */
             mpidht_item_finish(it, it->status, it->outcome);
-        it->step = RELEASE;
+        else
+            it->step = RELEASE;
         return MPIDHT_OK;
     default: /* RELEASE */
         mpidht_item_finish(it, it->status, it->outcome);
