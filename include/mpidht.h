@@ -664,25 +664,26 @@ typedef struct mpidht_restore_report {
  *   entries, which is written again, to a free candidate of its own or
  *   displacing another in turn (a random walk, as in cuckoo hashing,
  *   of at least 32 steps and on for as long as the walks of a block have
- *   written at most 64 buckets per record of it: a restore writes at
- *   most 66 buckets per record); an entry displaced never has the key of
- *   a record still to be written, so a newer value is never overwritten
- *   by an older one. Records arriving in another order than they were
- *   first written thus lose nothing where the table has room: a table
- *   whose every process's part keeps 1 % of its buckets free, restored
- *   into one like it, comes back whole with 2, 3 or 6 candidates per key
- *   (tested at 1, 2 and 4 processes, each part filled to 98.5 %: 216 of
- *   216 restores whole; 350 000 buckets at 99.9 % measured), and so does
- *   a file merged into a table holding older values of its keys
- *   (tested). The parts fill unevenly: at 4 processes a table 99 % full
- *   overall had its fullest part 99.3-99.8 % full, and with a part's
- *   every bucket taken, or all but a few, the walks for its last free
- *   ones can run past their bound (1 of 1 905 entries lost in 2 of 108
- *   restores of such tables; 1 of 2 184 in 2 of 8 with every bucket
- *   taken).
- *   report->evicted counts the entries lost where the walks found no
- *   room in time: the table is too small for the file (with what it held
- *   before), or all but full. Records with the same key load as if written
+ *   written at most 64 buckets per record of it). An entry the walk
+ *   leaves without a bucket is then placed by a search, breadth first
+ *   through the process's buckets, for the shortest path of moves (an
+ *   entry into another of its own candidates) that ends in a free bucket;
+ *   the moves are made from that end, so no entry is ever absent. A
+ *   search reaches up to 2^20 buckets, and passes by those a failed
+ *   search of the same restore reached. An entry displaced never has the
+ *   key of a record still to be written, so a newer value is never
+ *   overwritten by an older one. So nothing is lost where the process's
+ *   part (of up to 2^20 buckets) can hold its entries in some arrangement:
+ *   a table with an entry in every bucket, restored into one like it
+ *   (process count, memory and candidates), comes back whole with 2, 3 or
+ *   6 candidates per key (tested at 1, 2 and 4 processes, also from a
+ *   file of one record per block, where the walks alone lost an entry in
+ *   most restores), and so does a file merged into a table holding older
+ *   values of its keys (tested). In a larger part an arrangement may
+ *   exist that no search reaches.
+ *   report->evicted counts the entries lost where neither the walks nor
+ *   the searches found room: the table is too small for the file (with
+ *   what it held before). Records with the same key load as if written
  *   in order (the last value stays; the others count as updates).
  *   inserted + updated + evicted = entries.
  * Returns: the same status on every process: MPIDHT_OK;

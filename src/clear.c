@@ -8,7 +8,6 @@
 #include "collective.h"
 #include "collective_check.h"
 #include "engine.h"
-#include "protocol.h"
 #include "rma.h"
 
 /* Bytes zeroed per MPI_Put. */
@@ -23,22 +22,10 @@ static mpidht_status_t zero_own(mpidht_t *t)
     unsigned char *zeros = calloc(1, chunk);
     if (!zeros)
         return MPIDHT_ERR_NO_MEMORY;
-    /* Coarse outside a direct table has no epoch open: lock this one. */
-    bool per_target = t->ops->lock_per_target && !t->direct;
-    mpidht_status_t st = per_target ? mpidht_mpi_status(MPI_Win_lock(
-                                          MPI_LOCK_EXCLUSIVE, t->rank, 0, t->win))
-                                    : MPIDHT_OK;
-    for (size_t at = 0; st == MPIDHT_OK && at < bytes; at += chunk) {
-        int len = (int)(bytes - at < chunk ? bytes - at : chunk);
-        st = mpidht_mpi_status(MPI_Put(zeros, len, MPI_BYTE, t->rank, (MPI_Aint)at, len,
-                                       MPI_BYTE, t->win));
-        if (st == MPIDHT_OK)
-            st = mpidht_rma_flush(t, t->rank); /* zeros is reused */
-    }
-    if (per_target) {
-        mpidht_status_t unlocked = mpidht_mpi_status(MPI_Win_unlock(t->rank, t->win));
-        st = st != MPIDHT_OK ? st : unlocked;
-    }
+    mpidht_status_t st = MPIDHT_OK;
+    for (size_t at = 0; st == MPIDHT_OK && at < bytes; at += chunk)
+        st = mpidht_rma_put_own(t, (MPI_Aint)at, zeros,
+                                bytes - at < chunk ? bytes - at : chunk);
     free(zeros);
     return st;
 }

@@ -18,6 +18,8 @@
 #include "dump_format.h"
 #include "engine.h"
 #include "file_io.h"
+#include "restore_search.h"
+#include "scan.h"
 #include "table.h"
 
 typedef struct dump_file {
@@ -137,6 +139,10 @@ typedef struct load_buffers {
     size_t set_size;
     size_t recv_capacity; /* records */
     mpidht_write_outcome_t *outcomes;
+    mpidht_search_t *search; /* at the first entry the walks leave without a bucket */
+    bool counted;            /* whether free and net below are set */
+    uint64_t free;           /* this process's free buckets when counted */
+    uint64_t net;            /* the tally's records added then */
 } load_buffers_t;
 
 /* Rounds in which restore places again the entries its writes evicted
@@ -161,6 +167,7 @@ static void free_buffers(load_buffers_t *b)
     free(b->keep);
     free(b->set);
     free(b->outcomes);
+    mpidht_search_free(b->search);
 }
 
 /* buffer grown to bytes, or, if that fails, buffer as it was and *ok
@@ -237,6 +244,51 @@ static size_t keep_last_of_each_key(const mpidht_t *t, unsigned char *keys,
     return kept;
 }
 
+static mpidht_status_t count_entry(void *ctx, unsigned char *bucket)
+{
+    (void)bucket;
+    ++*(uint64_t *)ctx;
+    return MPIDHT_OK;
+}
+
+/* Places the n entries of keys and values that the walks left without a
+ * bucket by searches (restore_search.h), while this process's part has a
+ * free bucket; moves those placed from lost to inserted in tally. The
+ * part's entries are counted once, at the first call of a restore; after
+ * that tally's records added (net of those lost) say how many it holds. */
+static mpidht_status_t search_places(mpidht_t *t, load_buffers_t *b, const unsigned char *keys,
+                                     const unsigned char *values, size_t n,
+                                     uint64_t tally[TALLY_COUNT])
+{
+    mpidht_status_t st = MPIDHT_OK;
+    if (!b->search && !(b->search = mpidht_search_new(t)))
+        return MPIDHT_ERR_NO_MEMORY;
+    if (!b->counted) {
+        uint64_t held = 0;
+        st = mpidht_scan_reserve(t);
+        if (st == MPIDHT_OK)
+            st = mpidht_scan_all(t, count_entry, &held);
+        if (st != MPIDHT_OK)
+            return st;
+        b->free = t->local_buckets - held;
+        b->net = tally[TALLY_INSERTED];
+        b->counted = true;
+    }
+    uint64_t stamp = mpidht_now_ms(t);
+    for (size_t i = 0; st == MPIDHT_OK && i < n; ++i) {
+        if (tally[TALLY_INSERTED] - b->net >= b->free) /* added since: the part is full */
+            break;
+        bool placed = false;
+        st = mpidht_search_place(t, b->search, keys + i * t->key_size,
+                                 values + i * t->value_size, stamp, &placed);
+        if (placed) {
+            tally[TALLY_LOST]--;
+            tally[TALLY_INSERTED]++;
+        }
+    }
+    return st;
+}
+
 /* Writes the m records in b->keys and b->values into this process's
  * buckets (they are all its keys) and adds what they did to tally. Of
  * records with one key only the last is written (the others count as
@@ -247,9 +299,10 @@ static size_t keep_last_of_each_key(const mpidht_t *t, unsigned char *keys,
  * displacing another in turn (a random walk, as in cuckoo hashing), for
  * at least PLACE_AGAIN_ROUNDS rounds and on while the rounds have written
  * at most PLACE_AGAIN_WORK entries per record (one round's more at the
- * last): with the records' own writes, at most 66 writes per record. No
- * entry displaced has the key of a
- * record still to be written (all of them have been, or are the ones
+ * last): with the records' own writes, at most 66 writes per record.
+ * The entries still without a bucket then are placed by searches for a
+ * path of moves to a free bucket (search_places). No entry displaced has
+ * the key of a record still to be written (all of them have been, or are the ones
  * placed now, whose keys are absent), so an older value never comes back
  * over a newer one. */
 static mpidht_status_t place(mpidht_t *t, load_buffers_t *b, size_t m,
@@ -298,9 +351,11 @@ static mpidht_status_t place(mpidht_t *t, load_buffers_t *b, size_t m,
         spare_values = v;
     }
     mpidht_engine_keep_victims(t, NULL, NULL, 0);
-    e->exclusive = false;
     tally[TALLY_LOST] += evicted;
     tally[TALLY_INSERTED] -= evicted;
+    if (st == MPIDHT_OK && evicted > 0)
+        st = search_places(t, b, keys, values, evicted, tally);
+    e->exclusive = false;
     return st;
 }
 

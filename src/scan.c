@@ -40,33 +40,58 @@ void mpidht_scan_release(mpidht_t *t)
     t->scan = NULL;
 }
 
-mpidht_status_t mpidht_scan_read(mpidht_t *t, uint64_t first, size_t n)
+/* Prepares engine item i to get this process's buckets index[0..n)
+ * (n <= MPIDHT_MAX_CANDIDATES) whole, as the protocol reads
+ * (mpidht_op_t MPIDHT_OP_SCAN), into n bucket-sized slots at slots. */
+static void prepare(mpidht_t *t, size_t i, const uint32_t *index, unsigned n,
+                    unsigned char *slots)
 {
-    /* One engine item per MPIDHT_MAX_CANDIDATES buckets, read whole as the
-     * protocol reads (mpidht_op_t MPIDHT_OP_SCAN) straight into the scan
-     * buffer. Scans leave the statistics alone, lock retries included. */
+    mpidht_item_t *it = &t->engine->items[i];
+    memset(it, 0, sizeof *it);
+    it->op = MPIDHT_OP_SCAN;
+    it->status = MPIDHT_OK;
+    it->slots = slots;
+    it->addr.rank = t->rank;
+    it->addr.count = n;
+    memcpy(it->addr.index, index, n * sizeof *index);
+    it->addr.derived = n;
+}
+
+/* Runs items[0..n) of the engine; the statistics are left as they were
+ * (lock retries included). */
+static mpidht_status_t run(mpidht_t *t, size_t n)
+{
     mpidht_stats_t kept = t->stats;
-    size_t items = 0;
-    for (size_t done = 0; done < n; ++items) {
-        mpidht_item_t *it = &t->engine->items[items];
-        memset(it, 0, sizeof *it);
-        it->op = MPIDHT_OP_SCAN;
-        it->status = MPIDHT_OK;
-        it->slots = mpidht_slot(t, t->scan->buckets, (unsigned)done);
-        it->addr.rank = t->rank;
-        it->addr.count = n - done < MPIDHT_MAX_CANDIDATES ? (unsigned)(n - done)
-                                                          : MPIDHT_MAX_CANDIDATES;
-        /* first + n <= local_buckets <= 2^32: every index fits uint32_t. */
-        for (unsigned i = 0; i < it->addr.count; ++i)
-            it->addr.index[i] = (uint32_t)(first + done + i);
-        it->addr.derived = it->addr.count;
-        done += it->addr.count;
-    }
-    mpidht_status_t st = mpidht_engine_run(t, t->engine->items, items);
-    for (size_t i = 0; st == MPIDHT_OK && i < items; ++i)
+    mpidht_status_t st = mpidht_engine_run(t, t->engine->items, n);
+    for (size_t i = 0; st == MPIDHT_OK && i < n; ++i)
         st = t->engine->items[i].status;
     t->stats = kept;
     return st;
+}
+
+mpidht_status_t mpidht_scan_read(mpidht_t *t, uint64_t first, size_t n)
+{
+    /* One engine item per MPIDHT_MAX_CANDIDATES buckets, straight into
+     * the scan buffer. */
+    size_t items = 0;
+    for (size_t done = 0; done < n; ++items) {
+        uint32_t index[MPIDHT_MAX_CANDIDATES];
+        unsigned count = n - done < MPIDHT_MAX_CANDIDATES ? (unsigned)(n - done)
+                                                          : MPIDHT_MAX_CANDIDATES;
+        /* first + n <= local_buckets <= 2^32: every index fits uint32_t. */
+        for (unsigned i = 0; i < count; ++i)
+            index[i] = (uint32_t)(first + done + i);
+        prepare(t, items, index, count, mpidht_slot(t, t->scan->buckets, (unsigned)done));
+        done += count;
+    }
+    return run(t, items);
+}
+
+mpidht_status_t mpidht_scan_read_at(mpidht_t *t, const uint32_t *index, unsigned n,
+                                    unsigned char *out)
+{
+    prepare(t, 0, index, n, out);
+    return run(t, 1);
 }
 
 unsigned char *mpidht_scan_entry(const mpidht_t *t, size_t i)

@@ -26,6 +26,13 @@ void mpidht_scan_release(mpidht_t *t);
  * first + n <= local_buckets. */
 mpidht_status_t mpidht_scan_read(mpidht_t *t, uint64_t first, size_t n);
 
+/* Copies this process's buckets index[0..n) (n <= MPIDHT_MAX_CANDIDATES,
+ * each index < local_buckets) into n bucket-sized slots at out, as the
+ * protocol reads (MPIDHT_OP_SCAN items). Requires the engine reserved for
+ * an item (not t->scan). */
+mpidht_status_t mpidht_scan_read_at(mpidht_t *t, const uint32_t *index, unsigned n,
+                                    unsigned char *out);
+
 /* Copy i of the last scan step if it holds an entry, else NULL. */
 unsigned char *mpidht_scan_entry(const mpidht_t *t, size_t i);
 

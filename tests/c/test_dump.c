@@ -5,11 +5,10 @@
  *                             table dumped and restored into a table of
  *                             every protocol and another size; restoring
  *                             twice updates; a table too small reports
- *                             its evictions; a full table (each
- *                             process's part up to 99 % of its
- *                             buckets; 2, 3 and 6 candidates) restored
- *                             into one like it loses nothing (restore
- *                             places evicted entries again),
+ *                             its evictions; a full table (an entry
+ *                             in every bucket; 2, 3 and 6 candidates)
+ *                             restored into one like it loses nothing
+ *                             (restore places evicted entries again),
  *                             and restored into a table that holds older
  *                             values of most of its keys (filling it to
  *                             80 %) leaves the file's value for every key;
@@ -135,8 +134,9 @@ static void fill_range(mpidht_t *table, uint64_t first, uint64_t n, uint64_t sal
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* The largest share of its buckets that a process's part holds. */
-static double fullest_part(mpidht_t *table)
+/* The smallest share of its buckets that a process's part holds (the
+ * parts of processes hosting no bucket count as full). */
+static double emptiest_part(mpidht_t *table)
 {
     mpidht_info_t info = MPIDHT_INFO_INIT;
     CHECK_OK(mpidht_get_info(table, &info));
@@ -147,37 +147,32 @@ static double fullest_part(mpidht_t *table)
         CHECK_OK(mpidht_local_next(table, &cursor, 64, keys, values, &count));
         held += count;
     } while (count > 0);
-    double mine = info.local_buckets ? (double)held / (double)info.local_buckets : 0, most;
-    MPI_Allreduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return most;
+    double mine = info.local_buckets ? (double)held / (double)info.local_buckets : 1, least;
+    MPI_Allreduce(&mine, &least, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    return least;
 }
 
-/* Writes ids from first on (evicting as they may) until the fullest
- * process's part of the table holds `share` of its buckets; returns the
- * next id. */
-static uint64_t fill_part_to(mpidht_t *table, uint64_t buckets, double share, uint64_t first)
+/* Writes ids from 0 on (evicting as they may) until every bucket of the
+ * table holds an entry. */
+static void fill_every_bucket(mpidht_t *table, uint64_t buckets)
 {
-    double fullest;
-    while ((fullest = fullest_part(table)) < share) {
-        /* half of what the fullest part misses, over the whole table */
-        uint64_t n = (uint64_t)((share - fullest) * (double)buckets / 2) + 1;
+    uint64_t first = 0;
+    for (double least; (least = emptiest_part(table)) < 1;) {
+        uint64_t n = (uint64_t)((1 - least) * (double)buckets) + 1;
         fill_range(table, first, n, SALT);
         first += n;
     }
-    return first;
 }
 
-/* A table whose fullest process's part holds 98.5 % of its buckets
- * (writes evicting as they may; at 1 process the whole table),
+/* A table with an entry in every bucket (writes evicting as they may),
  * dumped and restored into an empty table like it, for every protocol and
  * with 2, 3 and the default 6 candidates per key: the records arrive in
  * another order than they were written, so some find their candidates
- * taken; restore places the entries they evict again, and where every
- * part keeps 1 % of its buckets free the table comes back whole, nothing
- * evicted. Above that the walks for a part's last few free buckets can
- * run past their bound (with the table 99 % full overall the fullest of
- * 4 parts held 99.3-99.8 %, and 1 of 1 905 entries was lost in 2 of 108
- * restores, counted as evicted). */
+ * taken; restore places the entries they evict again (a random walk, then
+ * a search for a path of moves to a free bucket), and since the dumped
+ * table was one arrangement of them all, every entry finds a bucket: the
+ * table comes back whole, nothing evicted. (The walk alone lost entries
+ * wherever a part was fuller than 99 %.) */
 static void full_round_trip(const char *file)
 {
     static const unsigned candidates[] = {2, 3, 0};
@@ -189,20 +184,18 @@ static void full_round_trip(const char *file)
             mpidht_t *source = make_table_of(test_protocols[p], 64 << 10, candidates[c]);
             mpidht_info_t info = MPIDHT_INFO_INIT;
             CHECK_OK(mpidht_get_info(source, &info));
-            fill_part_to(source, info.total_buckets, 0.985, 0);
+            fill_every_bucket(source, info.total_buckets);
             table_digest_t held = digest_table(source, KEY, VALUE);
-            double fullest = fullest_part(source);
-            CHECK(held.entries * 100 >= info.total_buckets * 95 && fullest <= 0.99);
+            CHECK(held.entries == info.total_buckets);
             CHECK_OK(mpidht_dump(source, file));
             CHECK_OK(mpidht_free(&source));
             mpidht_t *target = make_table_of(test_protocols[p], 64 << 10, candidates[c]);
             mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
             CHECK_OK(mpidht_restore(target, file, &r));
             TEST_CONTEXT("a full %s table of %u candidates: %" PRIu64 " entries in %" PRIu64
-                         " buckets, the fullest part %.2f %% full; restored %" PRIu64
-                         ", evicted %" PRIu64,
-                         name, candidates[c], held.entries, info.total_buckets,
-                         100 * fullest, r.inserted, r.evicted);
+                         " buckets; restored %" PRIu64 ", evicted %" PRIu64,
+                         name, candidates[c], held.entries, info.total_buckets, r.inserted,
+                         r.evicted);
             check_report(&r, held.entries, held.entries, 0, 0);
             CHECK(digest_equal(digest_table(target, KEY, VALUE), held));
             CHECK_OK(mpidht_free(&target));
@@ -251,33 +244,51 @@ static void put_le(unsigned char *p, uint64_t v, int n)
         p[i] = (unsigned char)(v >> (8 * i));
 }
 
-/* A file written by hand (the format in mpidht.h) with key 7 three times
- * in its one block, values 1, 2 and 3, and key 8 between them: restored,
- * key 7 holds 3, as if the records had been written in order, and the
- * report counts two inserts and two updates. */
+/* Writes a dump file by hand (the format in mpidht.h): the n records
+ * (key_size + value_size bytes each, back to back) in blocks of per_block
+ * (the last may hold fewer). */
+static void write_file(const char *file, size_t key_size, size_t value_size,
+                       const unsigned char *records, uint64_t n, uint64_t per_block)
+{
+    size_t record = key_size + value_size;
+    uint64_t blocks = (n + per_block - 1) / per_block;
+    unsigned char *index = calloc(blocks + 1, 16), header[64] = "MPIDHTDB";
+    CHECK(index != NULL);
+    for (uint64_t b = 0; b < blocks; ++b) {
+        uint64_t first = b * per_block, count = n - first < per_block ? n - first : per_block;
+        put_le(index + 16 * b, count, 8); /* records, and their checksum */
+        put_le(index + 16 * b + 8, XXH3_64bits(records + first * record, count * record), 8);
+    }
+    put_le(header + 8, 1, 4);  /* format version */
+    put_le(header + 12, 1, 4); /* little-endian keys and values */
+    put_le(header + 16, key_size, 8);
+    put_le(header + 24, value_size, 8);
+    put_le(header + 32, n, 8); /* entries */
+    put_le(header + 40, blocks, 8);
+    put_le(header + 48, XXH3_64bits(index, 16 * blocks), 8);
+    put_le(header + 56, XXH3_64bits(header, 56), 8);
+    FILE *f = fopen(file, "wb");
+    CHECK(f && fwrite(header, 64, 1, f) == 1 &&
+          (blocks == 0 || fwrite(index, 16 * blocks, 1, f) == 1) &&
+          (n == 0 || fwrite(records, n * record, 1, f) == 1) && fclose(f) == 0);
+    free(index);
+}
+
+/* A file written by hand with key 7 three times in its one block, values
+ * 1, 2 and 3, and key 8 between them: restored, key 7 holds 3, as if the
+ * records had been written in order, and the report counts two inserts
+ * and two updates. */
 static void repeated_keys(const char *file)
 {
     TEST_CONTEXT("a file with one key three times in a block");
     if (test_rank() == 0) {
         static const uint64_t keys[4] = {7, 8, 7, 7}, values[4] = {1, 5, 2, 3};
-        unsigned char records[4][16], index[16], header[64] = "MPIDHTDB";
+        unsigned char records[4][16];
         for (int i = 0; i < 4; ++i) {
             put_le(records[i], keys[i], 8);
             put_le(records[i] + 8, values[i], 8);
         }
-        put_le(index, 4, 8); /* one block of 4 records, and its checksum */
-        put_le(index + 8, XXH3_64bits(records, sizeof records), 8);
-        put_le(header + 8, 1, 4);  /* format version */
-        put_le(header + 12, 1, 4); /* little-endian keys and values */
-        put_le(header + 16, 8, 8); /* key size */
-        put_le(header + 24, 8, 8); /* value size */
-        put_le(header + 32, 4, 8); /* entries */
-        put_le(header + 40, 1, 8); /* blocks */
-        put_le(header + 48, XXH3_64bits(index, sizeof index), 8);
-        put_le(header + 56, XXH3_64bits(header, 56), 8);
-        FILE *f = fopen(file, "wb");
-        CHECK(f && fwrite(header, 64, 1, f) == 1 && fwrite(index, 16, 1, f) == 1 &&
-              fwrite(records, sizeof records, 1, f) == 1 && fclose(f) == 0);
+        write_file(file, 8, 8, &records[0][0], 4, 4);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     mpidht_params_t p = test_params(MPIDHT_PROTOCOL_FINE, 8, 8, 1 << 16);
@@ -293,6 +304,93 @@ static void repeated_keys(const char *file)
     CHECK_OK(mpidht_read(table, &key, &value));
     CHECK(value == 5);
     CHECK_OK(mpidht_free(&table));
+}
+
+/* Every entry of table as records (key, then value), rank 0's first, then
+ * rank 1's, ..., each in its bucket order: at rank 0 (NULL elsewhere),
+ * their number in *n. */
+static unsigned char *gather_entries(mpidht_t *table, uint64_t *n)
+{
+    enum { RECORD = KEY + VALUE, STEP = 64 };
+    mpidht_info_t info = MPIDHT_INFO_INIT;
+    CHECK_OK(mpidht_get_info(table, &info));
+    unsigned char *mine = malloc((info.local_buckets + 1) * RECORD);
+    unsigned char keys[STEP * KEY], values[STEP * VALUE];
+    uint64_t cursor = 0;
+    size_t held = 0, count = 0;
+    CHECK(mine != NULL);
+    do {
+        CHECK_OK(mpidht_local_next(table, &cursor, STEP, keys, values, &count));
+        CHECK(held + count <= info.local_buckets);
+        for (size_t i = 0; i < count; ++i, ++held) {
+            memcpy(mine + held * RECORD, keys + i * KEY, KEY);
+            memcpy(mine + held * RECORD + KEY, values + i * VALUE, VALUE);
+        }
+    } while (count > 0);
+    int size = test_size(), bytes = (int)(held * RECORD);
+    int *counts = malloc((size_t)size * sizeof *counts);
+    int *displs = malloc((size_t)size * sizeof *displs);
+    CHECK(counts && displs);
+    MPI_Gather(&bytes, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    int total = 0;
+    for (int r = 0; test_rank() == 0 && r < size; ++r) {
+        displs[r] = total;
+        total += counts[r];
+    }
+    unsigned char *all = test_rank() == 0 ? malloc((size_t)total + 1) : NULL;
+    CHECK(test_rank() != 0 || all != NULL);
+    MPI_Gatherv(mine, bytes, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
+    *n = (uint64_t)total / RECORD;
+    free(mine);
+    free(counts);
+    free(displs);
+    return all;
+}
+
+/* A table with an entry in every bucket, written out with one record per
+ * block and restored into an empty table like it, for every protocol on
+ * a shared and an allocated window: each round of the restore brings each
+ * process one record, so the walk that places the entries a record
+ * displaces stops after its least number of steps (32), too few to reach
+ * the last free buckets of a part; the search for a path of moves to a
+ * free bucket places them, and the table comes back whole. */
+static void one_record_blocks(const char *file)
+{
+    static const mpidht_window_kind_t windows[] = {MPIDHT_WINDOW_AUTO,
+                                                   MPIDHT_WINDOW_ALLOCATE};
+    for (size_t w = 0; w < sizeof windows / sizeof *windows; ++w) {
+        for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p) {
+            const char *name = mpidht_protocol_name(test_protocols[p]);
+            TEST_CONTEXT("a full %s table (window kind %d) in blocks of one record", name,
+                         (int)windows[w]);
+            mpidht_params_t params = test_params(test_protocols[p], KEY, VALUE, 32 << 10);
+            params.window = windows[w];
+            mpidht_t *source = NULL;
+            CHECK_OK(mpidht_create(MPI_COMM_WORLD, &params, &source));
+            mpidht_info_t info = MPIDHT_INFO_INIT;
+            CHECK_OK(mpidht_get_info(source, &info));
+            fill_every_bucket(source, info.total_buckets);
+            table_digest_t held = digest_table(source, KEY, VALUE);
+            CHECK(held.entries == info.total_buckets);
+            uint64_t n = 0;
+            unsigned char *records = gather_entries(source, &n);
+            if (test_rank() == 0)
+                write_file(file, KEY, VALUE, records, n, 1);
+            free(records);
+            MPI_Barrier(MPI_COMM_WORLD);
+            CHECK_OK(mpidht_free(&source));
+            mpidht_t *target = NULL;
+            CHECK_OK(mpidht_create(MPI_COMM_WORLD, &params, &target));
+            mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
+            CHECK_OK(mpidht_restore(target, file, &r));
+            TEST_CONTEXT("a full %s table (window kind %d) in blocks of one record: "
+                         "restored %" PRIu64 " of %" PRIu64 ", evicted %" PRIu64,
+                         name, (int)windows[w], r.inserted, held.entries, r.evicted);
+            check_report(&r, held.entries, held.entries, 0, 0);
+            CHECK(digest_equal(digest_table(target, KEY, VALUE), held));
+            CHECK_OK(mpidht_free(&target));
+        }
+    }
 }
 
 static void empty_and_hostless(const char *file)
@@ -343,6 +441,7 @@ int main(int argc, char **argv)
         snprintf(file, sizeof file, "test_dump_np%d.mpidht", test_size());
         round_trips(file);
         full_round_trip(file);
+        one_record_blocks(file);
         merge_into_full(file);
         repeated_keys(file);
         empty_and_hostless(file);
