@@ -659,31 +659,26 @@ typedef struct mpidht_restore_report {
  *   MPIDHT_ERR_FILE_CORRUPT or MPIDHT_ERR_MPI). The statistics are not
  *   changed. *report, if not NULL, receives the totals over all processes
  *   (its struct_size is checked before anything else: MPIDHT_ERR_STRUCT_SIZE).
- *   A record whose candidate buckets all hold other keys is written after
- *   the records of its round that find room, displacing one of those
- *   entries, which is written again, to a free candidate of its own or
- *   displacing another in turn (a random walk, as in cuckoo hashing,
- *   of at least 32 steps and on for as long as the walks of a block have
- *   written at most 64 buckets per record of it). An entry the walk
- *   leaves without a bucket is then placed by a search, breadth first
+ *   A record whose candidate buckets all hold other keys is placed after
+ *   the records of its round that find room, by a search, breadth first
  *   through the process's buckets, for the shortest path of moves (an
- *   entry into another of its own candidates) that ends in a free bucket;
- *   the moves are made from that end, so no entry is ever absent. A
- *   search reaches up to 2^20 buckets, and passes by those a failed
- *   search of the same restore reached. An entry displaced never has the
- *   key of a record still to be written, so a newer value is never
- *   overwritten by an older one. So nothing is lost where the process's
- *   part (of up to 2^20 buckets) can hold its entries in some arrangement:
- *   a table with an entry in every bucket, restored into one like it
- *   (process count, memory and candidates), comes back whole with 2, 3 or
- *   6 candidates per key (tested at 1, 2 and 4 processes, also from a
- *   file of one record per block, where the walks alone lost an entry in
- *   most restores), and so does a file merged into a table holding older
- *   values of its keys (tested). In a larger part an arrangement may
- *   exist that no search reaches.
- *   report->evicted counts the entries lost where neither the walks nor
- *   the searches found room: the table is too small for the file (with
- *   what it held before). Records with the same key load as if written
+ *   entry into another of its own candidates) that ends in a free bucket
+ *   and frees one of the record's candidates; the moves are made from the
+ *   free end, so no entry is ever absent, and none leaves the table (a
+ *   newer value is never overwritten by an older one). A search may reach
+ *   every bucket of the part; it passes by those a failed search of the
+ *   same restore reached. Its work space takes two bits per bucket of the
+ *   part and 20 bytes per bucket a search reaches, grown as needed (where
+ *   memory runs out a search goes no further). So, memory permitting,
+ *   nothing is lost where the process's part can hold its entries in some
+ *   arrangement: a table with an entry in every bucket, restored into one
+ *   like it (process count, memory, candidates and hash), comes back whole
+ *   with 2, 3 or 6 candidates per key (tested at 1, 2 and 4 processes,
+ *   also from a file of one record per block; measured up to 1 973 790
+ *   buckets per process), and so does a file merged into a table holding
+ *   older values of its keys (tested).
+ *   report->evicted counts the records that found no room: the table is
+ *   too small for the file (with what it held before). Records with the same key load as if written
  *   in order (the last value stays; the others count as updates).
  *   inserted + updated + evicted = entries.
  * Returns: the same status on every process: MPIDHT_OK;

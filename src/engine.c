@@ -61,16 +61,6 @@ mpidht_status_t mpidht_engine_set_update(mpidht_t *t, size_t items, mpidht_updat
     return MPIDHT_OK;
 }
 
-void mpidht_engine_keep_victims(mpidht_t *t, unsigned char *keys, unsigned char *values,
-                                size_t cap)
-{
-    mpidht_engine_t *e = t->engine;
-    e->victim_keys = keys;
-    e->victim_values = keys ? values : NULL;
-    e->victim_cap = keys ? cap : 0;
-    e->victim_count = 0;
-}
-
 mpidht_status_t mpidht_engine_reserve(mpidht_t *t, size_t items)
 {
     mpidht_engine_t *e = t->engine;
@@ -977,7 +967,7 @@ mpidht_status_t mpidht_issue_lock_add_each(mpidht_t *t, mpidht_item_t *it, uint3
 bool mpidht_engine_evicts_by_recency(const mpidht_t *t)
 {
     const mpidht_engine_t *e = t->engine;
-    return t->eviction == MPIDHT_EVICT_RECENCY && !e->defer_evictions && !e->victim_keys;
+    return t->eviction == MPIDHT_EVICT_RECENCY && !e->defer_evictions;
 }
 
 mpidht_status_t mpidht_issue_recency_fetch(mpidht_t *t, mpidht_item_t *it)

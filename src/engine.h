@@ -101,12 +101,6 @@ typedef struct mpidht_engine {
     mpidht_update_fn update_fn;
     void *update_data;
     unsigned char *update_value;
-    /* Where set (mpidht_engine_keep_victims), every write that evicts
-     * copies the key and value it overwrites to the next of victim_cap
-     * rows here; further ones are only counted. */
-    unsigned char *victim_keys, *victim_values;
-    size_t victim_cap, victim_count;
-    uint64_t victim_draw; /* the draws of the victims' buckets (writer.c) */
     /* Where set, a write that would evict changes nothing and finishes
      * with MPIDHT_NOT_FOUND and the outcome MPIDHT_WRITE_DEFERRED. */
     bool defer_evictions;
@@ -117,19 +111,9 @@ typedef struct mpidht_engine {
     bool exclusive;
 } mpidht_engine_t;
 
-/* Makes the writes that follow keep the entries they evict: their keys
- * and values into rows of keys and values (key_size, value_size bytes
- * each), at most cap of them, counted in t->engine->victim_count from 0;
- * keys NULL stops it. Meanwhile a write that must evict chooses its
- * victim at random among its candidates, not by the table's eviction
- * policy. Requires the engine (mpidht_engine_reserve). Used by restore,
- * which places the victims again. */
-void mpidht_engine_keep_victims(mpidht_t *t, unsigned char *keys, unsigned char *values,
-                                size_t cap);
-
 /* Whether a write that must evict chooses its victim by the recency
  * words (MPIDHT_EVICT_RECENCY), so that its probe fetches them: not while
- * writes defer evictions or keep their victims (restore). */
+ * writes defer evictions (restore). */
 bool mpidht_engine_evicts_by_recency(const mpidht_t *t);
 
 /* The outcome of a write deferred by defer_evictions (restore, which

@@ -11,9 +11,7 @@
 #include "protocol.h"
 #include "writer.h"
 
-/* FETCH: a write that evicts while the engine keeps evicted entries gets
- * the victim's bucket whole (the probe got meta bytes and keys). */
-enum { PROBE, FETCH, ACT };
+enum { PROBE, ACT };
 
 /* On a direct table the engine locks a target with a word of the window
  * (engine.c), and its loads and stores need an epoch for MPI_Win_sync. */
@@ -42,8 +40,6 @@ static mpidht_status_t coarse_issue(mpidht_t *t, mpidht_item_t *it)
 {
     if (it->step == ACT)
         return mpidht_write_issue_act(t, it);
-    if (it->step == FETCH)
-        return mpidht_issue_get_data(t, it, it->chosen, 1);
     switch (it->op) {
     case MPIDHT_OP_READ:
     case MPIDHT_OP_SCAN:
@@ -83,11 +79,6 @@ static mpidht_status_t coarse_advance(mpidht_t *t, mpidht_item_t *it)
         if (it->step == PROBE && !mpidht_write_choose(t, it)) {
             /* a remove of an absent key, or a deferred write */
             mpidht_item_finish(it, MPIDHT_NOT_FOUND, it->outcome);
-            return MPIDHT_OK;
-        }
-        if (it->step == PROBE && it->planned == MPIDHT_WRITE_EVICTED &&
-            t->engine->victim_keys && it->op == MPIDHT_OP_WRITE) {
-            it->step = FETCH; /* the victim's value, to keep it */
             return MPIDHT_OK;
         }
         mpidht_write_prepare(t, it);

@@ -19,7 +19,6 @@
 #include "engine.h"
 #include "file_io.h"
 #include "restore_search.h"
-#include "scan.h"
 #include "table.h"
 
 typedef struct dump_file {
@@ -133,23 +132,13 @@ static mpidht_status_t verify_blocks(const mpidht_t *t, dump_file_t *f)
 typedef struct load_buffers {
     int *send_counts, *send_displs, *recv_counts, *recv_displs, *dest;
     unsigned char *send, *recv, *keys, *values;
-    unsigned char *victim_keys, *victim_values; /* entries evicted, to place again */
     unsigned char *keep;                        /* place's work space: a flag per record */
     uint32_t *set;                              /* and a set of set_size slots */
     size_t set_size;
     size_t recv_capacity; /* records */
     mpidht_write_outcome_t *outcomes;
-    mpidht_search_t *search; /* at the first entry the walks leave without a bucket */
-    bool counted;            /* whether free and net below are set */
-    uint64_t free;           /* this process's free buckets when counted */
-    uint64_t net;            /* the tally's records added then */
+    mpidht_search_t *search; /* at the first record deferred */
 } load_buffers_t;
-
-/* Rounds in which restore places again the entries its writes evicted
- * (each round's writes may evict others in turn): at least
- * PLACE_AGAIN_ROUNDS, and more while the writes of all rounds stay within
- * PLACE_AGAIN_WORK per record of the block. */
-enum { PLACE_AGAIN_ROUNDS = 32, PLACE_AGAIN_WORK = 64 };
 
 static void free_buffers(load_buffers_t *b)
 {
@@ -162,8 +151,6 @@ static void free_buffers(load_buffers_t *b)
     free(b->recv);
     free(b->keys);
     free(b->values);
-    free(b->victim_keys);
-    free(b->victim_values);
     free(b->keep);
     free(b->set);
     free(b->outcomes);
@@ -190,8 +177,6 @@ static mpidht_status_t grow_receive(const mpidht_t *t, const dump_file_t *f,
     b->keys = grown(b->keys, records * t->key_size, &ok);
     b->values = grown(b->values, records * t->value_size, &ok);
     b->outcomes = grown(b->outcomes, records * sizeof *b->outcomes, &ok);
-    b->victim_keys = grown(b->victim_keys, records * t->key_size, &ok);
-    b->victim_values = grown(b->victim_values, records * t->value_size, &ok);
     b->keep = grown(b->keep, records, &ok);
     size_t set_size = 1;
     while (set_size < 2 * records)
@@ -208,7 +193,7 @@ static mpidht_status_t grow_receive(const mpidht_t *t, const dump_file_t *f,
 enum {
     TALLY_INSERTED, /* records added */
     TALLY_UPDATED,  /* records that replaced the value of a present key */
-    TALLY_LOST,     /* entries evicted and not placed again */
+    TALLY_LOST,     /* records that found no room */
     TALLY_COUNT
 };
 
@@ -244,47 +229,25 @@ static size_t keep_last_of_each_key(const mpidht_t *t, unsigned char *keys,
     return kept;
 }
 
-static mpidht_status_t count_entry(void *ctx, unsigned char *bucket)
-{
-    (void)bucket;
-    ++*(uint64_t *)ctx;
-    return MPIDHT_OK;
-}
-
-/* Places the n entries of keys and values that the walks left without a
- * bucket by searches (restore_search.h), while this process's part has a
- * free bucket; moves those placed from lost to inserted in tally. The
- * part's entries are counted once, at the first call of a restore; after
- * that tally's records added (net of those lost) say how many it holds. */
-static mpidht_status_t search_places(mpidht_t *t, load_buffers_t *b, const unsigned char *keys,
-                                     const unsigned char *values, size_t n,
+/* Places the rows among the first m of b->keys and b->values whose
+ * writes were deferred (every candidate held another key) by searches
+ * (restore_search.h), in order, and counts each in tally as inserted or
+ * lost. Once the part is full, the first search that fails has reached
+ * every bucket it could, and the others pass them by. */
+static mpidht_status_t search_places(mpidht_t *t, load_buffers_t *b, size_t m,
                                      uint64_t tally[TALLY_COUNT])
 {
-    mpidht_status_t st = MPIDHT_OK;
     if (!b->search && !(b->search = mpidht_search_new(t)))
         return MPIDHT_ERR_NO_MEMORY;
-    if (!b->counted) {
-        uint64_t held = 0;
-        st = mpidht_scan_reserve(t);
-        if (st == MPIDHT_OK)
-            st = mpidht_scan_all(t, count_entry, &held);
-        if (st != MPIDHT_OK)
-            return st;
-        b->free = t->local_buckets - held;
-        b->net = tally[TALLY_INSERTED];
-        b->counted = true;
-    }
+    mpidht_status_t st = MPIDHT_OK;
     uint64_t stamp = mpidht_now_ms(t);
-    for (size_t i = 0; st == MPIDHT_OK && i < n; ++i) {
-        if (tally[TALLY_INSERTED] - b->net >= b->free) /* added since: the part is full */
-            break;
+    for (size_t i = 0; st == MPIDHT_OK && i < m; ++i) {
+        if (b->outcomes[i] != MPIDHT_WRITE_DEFERRED)
+            continue;
         bool placed = false;
-        st = mpidht_search_place(t, b->search, keys + i * t->key_size,
-                                 values + i * t->value_size, stamp, &placed);
-        if (placed) {
-            tally[TALLY_LOST]--;
-            tally[TALLY_INSERTED]++;
-        }
+        st = mpidht_search_place(t, b->search, b->keys + i * t->key_size,
+                                 b->values + i * t->value_size, stamp, &placed);
+        tally[placed ? TALLY_INSERTED : TALLY_LOST]++;
     }
     return st;
 }
@@ -293,18 +256,10 @@ static mpidht_status_t search_places(mpidht_t *t, load_buffers_t *b, const unsig
  * buckets (they are all its keys) and adds what they did to tally. Of
  * records with one key only the last is written (the others count as
  * updates, as writing them in order would have made the later ones).
- * First every record that finds room: an empty candidate, or its key.
- * Then the others, each displacing a random candidate's entry, and every
- * entry displaced is written again, to a free candidate of its own or
- * displacing another in turn (a random walk, as in cuckoo hashing), for
- * at least PLACE_AGAIN_ROUNDS rounds and on while the rounds have written
- * at most PLACE_AGAIN_WORK entries per record (one round's more at the
- * last): with the records' own writes, at most 66 writes per record.
- * The entries still without a bucket then are placed by searches for a
- * path of moves to a free bucket (search_places). No entry displaced has
- * the key of a record still to be written (all of them have been, or are the ones
- * placed now, whose keys are absent), so an older value never comes back
- * over a newer one. */
+ * First every record that finds room: an empty candidate, or its key;
+ * then the others, each by a search for a path of moves that frees one
+ * of its candidates (search_places). No entry leaves the table, so an
+ * older value never comes back over a newer one. */
 static mpidht_status_t place(mpidht_t *t, load_buffers_t *b, size_t m,
                              uint64_t tally[TALLY_COUNT])
 {
@@ -321,40 +276,15 @@ static mpidht_status_t place(mpidht_t *t, load_buffers_t *b, size_t m,
     e->defer_evictions = true;
     st = mpidht_write_batch(t, distinct, b->keys, b->values, b->outcomes);
     e->defer_evictions = false;
-    /* the deferred records, in order, to the spare rows */
-    unsigned char *keys = b->victim_keys, *values = b->victim_values;
-    size_t deferred = 0;
+    bool deferred = false;
     for (size_t i = 0; st == MPIDHT_OK && i < distinct; ++i) {
-        if (b->outcomes[i] != MPIDHT_WRITE_DEFERRED) {
-            tally[b->outcomes[i] == MPIDHT_WRITE_UPDATED ? TALLY_UPDATED : TALLY_INSERTED]++;
-            continue;
-        }
-        memcpy(keys + deferred * t->key_size, b->keys + i * t->key_size, t->key_size);
-        memcpy(values + deferred * t->value_size, b->values + i * t->value_size,
-               t->value_size);
-        ++deferred;
+        mpidht_write_outcome_t o = b->outcomes[i];
+        deferred |= o == MPIDHT_WRITE_DEFERRED;
+        if (o != MPIDHT_WRITE_DEFERRED)
+            tally[o == MPIDHT_WRITE_UPDATED ? TALLY_UPDATED : TALLY_INSERTED]++;
     }
-    tally[TALLY_INSERTED] += deferred; /* each adds one; the entries lost are counted below */
-    unsigned char *spare_keys = b->keys, *spare_values = b->values;
-    size_t evicted = deferred, work = 0, budget = (size_t)PLACE_AGAIN_WORK * distinct;
-    for (int round = 0;
-         st == MPIDHT_OK && evicted > 0 && (round <= PLACE_AGAIN_ROUNDS || work <= budget);
-         ++round) {
-        work += evicted;
-        mpidht_engine_keep_victims(t, spare_keys, spare_values, evicted);
-        st = mpidht_write_batch(t, evicted, keys, values, NULL);
-        evicted = e->victim_count;
-        unsigned char *k = keys, *v = values;
-        keys = spare_keys;
-        values = spare_values;
-        spare_keys = k;
-        spare_values = v;
-    }
-    mpidht_engine_keep_victims(t, NULL, NULL, 0);
-    tally[TALLY_LOST] += evicted;
-    tally[TALLY_INSERTED] -= evicted;
-    if (st == MPIDHT_OK && evicted > 0)
-        st = search_places(t, b, keys, values, evicted, tally);
+    if (st == MPIDHT_OK && deferred)
+        st = search_places(t, b, distinct, tally);
     e->exclusive = false;
     return st;
 }

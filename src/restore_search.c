@@ -7,6 +7,9 @@
 #include "rma.h"
 #include "scan.h"
 
+/* Nodes the work space holds at first; it doubles as a search needs. */
+enum { SEARCH_FIRST_NODES = 4096 };
+
 /* A bucket the search reached, holding an entry. */
 typedef struct node {
     uint32_t bucket;
@@ -18,7 +21,8 @@ typedef struct node {
 #define NONE UINT32_MAX
 
 struct mpidht_search {
-    size_t capacity;      /* nodes per search, at most 2^20 (fits uint32_t) */
+    size_t limit;         /* nodes per search: local_buckets (fits uint32_t) */
+    size_t capacity;      /* nodes the work space holds now, up to limit */
     node_t *queue;        /* [capacity] */
     uint64_t *reached;    /* bit per bucket: reached by the search in hand */
     uint32_t *touched;    /* the buckets whose bits it set */
@@ -32,8 +36,8 @@ mpidht_search_t *mpidht_search_new(const mpidht_t *t)
     mpidht_search_t *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    s->capacity = t->local_buckets < MPIDHT_SEARCH_MAX_BUCKETS ? (size_t)t->local_buckets
-                                                                : MPIDHT_SEARCH_MAX_BUCKETS;
+    s->limit = (size_t)t->local_buckets;
+    s->capacity = s->limit < SEARCH_FIRST_NODES ? s->limit : SEARCH_FIRST_NODES;
     size_t words = (size_t)(t->local_buckets / 64 + 1);
     s->queue = malloc((s->capacity + 1) * sizeof *s->queue);
     s->reached = calloc(words, sizeof *s->reached);
@@ -77,6 +81,25 @@ static bool reach(mpidht_search_t *s, uint32_t bucket)
         return false;
     set_bit(s->reached, bucket);
     s->touched[s->touched_count++] = bucket;
+    return true;
+}
+
+/* Doubles the nodes s holds, up to its limit; false where it holds the
+ * limit already or memory runs out (s as it was). */
+static bool grow(mpidht_search_t *s)
+{
+    if (s->capacity == s->limit)
+        return false;
+    size_t more = s->capacity * 2 < s->limit ? s->capacity * 2 : s->limit;
+    node_t *queue = realloc(s->queue, (more + 1) * sizeof *queue);
+    if (queue)
+        s->queue = queue;
+    uint32_t *touched =
+        queue ? realloc(s->touched, (more + MPIDHT_MAX_CANDIDATES) * sizeof *touched) : NULL;
+    if (!touched)
+        return false;
+    s->touched = touched;
+    s->capacity = more;
     return true;
 }
 
@@ -169,7 +192,7 @@ mpidht_status_t mpidht_search_place(mpidht_t *t, mpidht_search_t *s, const void 
     *placed = false;
     mpidht_address_t a;
     mpidht_locate(t, key, &a, MPIDHT_MAX_CANDIDATES);
-    if (a.rank != t->rank || s->capacity == 0)
+    if (a.rank != t->rank || s->limit == 0)
         return MPIDHT_OK;
     for (size_t i = 0; i < s->touched_count; ++i) /* the last search's marks */
         s->reached[s->touched[i] / 64] &= ~(UINT64_C(1) << (s->touched[i] % 64));
@@ -198,6 +221,8 @@ mpidht_status_t mpidht_search_place(mpidht_t *t, mpidht_search_t *s, const void 
         unsigned k = 0;
         for (unsigned c = 0; c < ua.count; ++c)
             own |= ua.index[c] == u.bucket;
+        if (n + MPIDHT_MAX_CANDIDATES > s->capacity && !grow(s) && n == s->capacity)
+            break; /* as far as the search reaches */
         for (unsigned c = 0; own && c < ua.count && n + k < s->capacity; ++c)
             if (ua.index[c] != u.bucket && reach(s, ua.index[c]))
                 next[k++] = ua.index[c];

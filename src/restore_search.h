@@ -1,6 +1,6 @@
 /*
- * Restore's last resort for an entry that finds every candidate taken:
- * a breadth-first search of the calling process's buckets for a path of
+ * How restore places a record that finds every candidate taken: a
+ * breadth-first search of the calling process's buckets for a path of
  * moves (the entry into a candidate, that candidate's entry into one of
  * its own candidates, and so on) that ends in a free bucket, as an
  * augmenting path in cuckoo hashing. The shortest such path is carried out
@@ -8,7 +8,8 @@
  * candidates and none is ever absent. Where a search may look at every
  * bucket of the part, it finds a path whenever the part can hold the
  * entry beside those it holds (whenever some arrangement of them all
- * exists: the table a dump came from is one). Internal.
+ * exists: the table a dump came from is one), memory permitting.
+ * Internal.
  */
 #ifndef MPIDHT_RESTORE_SEARCH_H
 #define MPIDHT_RESTORE_SEARCH_H
@@ -17,18 +18,17 @@
 
 #include "table.h"
 
-/* Buckets one search looks at, at most. */
-#define MPIDHT_SEARCH_MAX_BUCKETS ((size_t)1 << 20)
-
 typedef struct mpidht_search mpidht_search_t;
 
-/* Work space for the searches of one restore in t's own part: each
- * reaches up to the smaller of local_buckets and MPIDHT_SEARCH_MAX_BUCKETS
- * buckets, and passes by the buckets a search before it reached and
- * failed from (their entries' candidates led to no free bucket then: that
- * bounds the work of searches in a table that cannot hold everything by
- * about one look per bucket, and loses nothing where the table can hold
- * every entry, for no search fails there). NULL if out of memory. */
+/* Work space for the searches of one restore in t's own part: two bits
+ * per bucket of the part, and 20 bytes per bucket one search has reached
+ * (grown as a search needs it; where memory runs out, a search goes no
+ * further than the space it has). A search passes by the buckets a
+ * search before it reached and failed from (their entries' candidates led
+ * to no free bucket then): that bounds the work of searches in a table
+ * that cannot hold everything by about one look per bucket, and loses
+ * nothing where the table can hold every entry, for no search fails
+ * there. NULL if out of memory. */
 mpidht_search_t *mpidht_search_new(const mpidht_t *t);
 void mpidht_search_free(mpidht_search_t *s);
 
@@ -36,8 +36,8 @@ void mpidht_search_free(mpidht_search_t *s);
  * value: into a free candidate if one is, else at the end of the shortest
  * path of moves the search finds; *placed says whether (false: no free
  * bucket within the search's reach, the table unchanged, the buckets
- * reached passed by from then on). The entry gets
- * recency stamp; entries moved keep theirs. Requires what restore's writes
+ * reached passed by from then on). The entry gets recency stamp; entries
+ * moved keep theirs. Requires what restore's writes
  * require: the caller has the table to itself (no operation in flight
  * anywhere), the engine reserved for an item. MPIDHT_OK or the error of an
  * MPI call. */

@@ -2,7 +2,6 @@
 
 #include <string.h>
 
-#include "address.h"
 #include "bucket.h"
 
 /* Operands of the lock operations: static, so that an operation may be
@@ -28,12 +27,6 @@ bool mpidht_write_choose(const mpidht_t *t, mpidht_item_t *it)
     if (c.outcome == MPIDHT_WRITE_EVICTED && it->op == MPIDHT_OP_WRITE && e->defer_evictions) {
         it->outcome = (int)MPIDHT_WRITE_DEFERRED; /* finishes as not written */
         return false;
-    }
-    if (c.outcome == MPIDHT_WRITE_EVICTED && e->victim_keys) {
-        /* Entries kept to be placed again (restore): a random candidate,
-         * so that their walks do not go round in a cycle, as they can
-         * when every write evicts the same candidate of a key. */
-        c.slot = (unsigned)(mpidht_mix64(++e->victim_draw) % it->addr.count);
     }
     it->chosen = c.slot;
     it->planned = c.outcome;
@@ -63,28 +56,12 @@ static mpidht_update_outcome_t update_outcome(mpidht_write_outcome_t w)
                                        : MPIDHT_UPDATE_EVICTED;
 }
 
-/* The entry in bucket copy b, about to be overwritten, to the engine's
- * victims (mpidht_engine_keep_victims). */
-static void keep_victim(mpidht_t *t, unsigned char *b)
-{
-    mpidht_engine_t *e = t->engine;
-    if (e->victim_count < e->victim_cap) {
-        memcpy(e->victim_keys + e->victim_count * t->key_size, mpidht_bucket_key(t, b),
-               t->key_size);
-        memcpy(e->victim_values + e->victim_count * t->value_size, mpidht_bucket_value(t, b),
-               t->value_size);
-    }
-    e->victim_count++;
-}
-
 void mpidht_write_prepare(mpidht_t *t, mpidht_item_t *it)
 {
     unsigned char *b = mpidht_slot(t, it->slots, it->chosen);
     it->status = MPIDHT_OK;
     switch (it->op) {
     case MPIDHT_OP_WRITE:
-        if (it->planned == MPIDHT_WRITE_EVICTED && t->engine->victim_keys)
-            keep_victim(t, b);
         mpidht_stage_bucket(t, b, it->key, it->value);
         it->act = MPIDHT_ACT_STORE;
         it->outcome = (int)it->planned;
@@ -178,11 +155,9 @@ mpidht_status_t mpidht_locked_issue(mpidht_t *t, mpidht_item_t *it)
         return mpidht_issue_lock_fetch(t, it, it->chosen, &writer_add);
     case DRAIN:
         return mpidht_issue_lock_fetch(t, it, it->chosen, NULL);
-    case REFETCH: /* whole for an update, and for an entry kept when evicted */
-        return it->op == MPIDHT_OP_UPDATE ||
-                       (it->planned == MPIDHT_WRITE_EVICTED && t->engine->victim_keys)
-                   ? mpidht_issue_get_data(t, it, it->chosen, 1)
-                   : mpidht_issue_get_keys(t, it, it->chosen, 1);
+    case REFETCH: /* whole for an update */
+        return it->op == MPIDHT_OP_UPDATE ? mpidht_issue_get_data(t, it, it->chosen, 1)
+                                          : mpidht_issue_get_keys(t, it, it->chosen, 1);
     case ACT:
         return mpidht_write_issue_act(t, it);
     default: /* RELEASE */
@@ -258,12 +233,10 @@ mpidht_status_t mpidht_locked_advance(mpidht_t *t, mpidht_item_t *it)
             it->step = RELEASE;
         } else if (it->chosen != 0 && !t->engine->exclusive) {
             it->step = LOCK;
-        } else if ((it->op == MPIDHT_OP_UPDATE && it->chosen != 0) ||
-                   (it->planned == MPIDHT_WRITE_EVICTED && it->op == MPIDHT_OP_WRITE &&
-                    t->engine->victim_keys)) {
+        } else if (it->op == MPIDHT_OP_UPDATE && it->chosen != 0) {
             /* Held already (the key lock's own bucket) or taken without
-             * locks: what the probe did not get, an update's bucket whole
-             * or the value of the entry to keep. */
+             * locks: what the probe did not get, an update's bucket
+             * whole. */
             it->step = REFETCH;
         } else {
             to_act(t, it);

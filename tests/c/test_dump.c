@@ -168,11 +168,11 @@ static void fill_every_bucket(mpidht_t *table, uint64_t buckets)
  * dumped and restored into an empty table like it, for every protocol and
  * with 2, 3 and the default 6 candidates per key: the records arrive in
  * another order than they were written, so some find their candidates
- * taken; restore places the entries they evict again (a random walk, then
- * a search for a path of moves to a free bucket), and since the dumped
- * table was one arrangement of them all, every entry finds a bucket: the
- * table comes back whole, nothing evicted. (The walk alone lost entries
- * wherever a part was fuller than 99 %.) */
+ * taken; restore places those by a search for a path of moves to a free
+ * bucket, and since the dumped table was one arrangement of them all,
+ * every entry finds a bucket: the table comes back whole, nothing
+ * evicted. (The random walk restore used before lost entries wherever a
+ * part was fuller than 99 %.) */
 static void full_round_trip(const char *file)
 {
     static const unsigned candidates[] = {2, 3, 0};
@@ -350,10 +350,11 @@ static unsigned char *gather_entries(mpidht_t *table, uint64_t *n)
 /* A table with an entry in every bucket, written out with one record per
  * block and restored into an empty table like it, for every protocol on
  * a shared and an allocated window: each round of the restore brings each
- * process one record, so the walk that places the entries a record
- * displaces stops after its least number of steps (32), too few to reach
- * the last free buckets of a part; the search for a path of moves to a
- * free bucket places them, and the table comes back whole. */
+ * process a few records at most, so records find their candidates taken
+ * one at a time, in rounds of their own (a random walk of at least 32
+ * steps per round, as restore placed them before, lost 1-2 entries per
+ * restore here); the search for a path of moves to a free bucket places
+ * every one, and the table comes back whole. */
 static void one_record_blocks(const char *file)
 {
     static const mpidht_window_kind_t windows[] = {MPIDHT_WINDOW_AUTO,
