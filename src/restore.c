@@ -3,8 +3,11 @@
  * and sends them to everyone; every process verifies a share of the
  * blocks; only then, in rounds, each process reads one block, sends its
  * records to the processes hosting their keys (MPI_Alltoallv), and writes
- * what it receives into its own buckets with mpidht_write_batch. Memory
- * is bounded by a block per process and round.
+ * what it receives into its own buckets: on a direct table with loads and
+ * stores, one record after the other, else with mpidht_write_batch; a
+ * record that finds its candidates taken is placed by a search
+ * (restore_search.h). Memory is bounded by a block per process and round
+ * (and the search's work space).
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -19,6 +22,7 @@
 #include "engine.h"
 #include "file_io.h"
 #include "restore_search.h"
+#include "rma.h"
 #include "table.h"
 
 typedef struct dump_file {
@@ -252,27 +256,77 @@ static mpidht_status_t search_places(mpidht_t *t, load_buffers_t *b, size_t m,
     return st;
 }
 
+/* On a direct table: writes the m records of b->keys and b->values into
+ * this process's buckets one after the other, with loads and stores
+ * (mpidht_search_store; the candidates of the record DIRECT_AHEAD on
+ * asked for meanwhile), and places each that finds its candidates taken
+ * by a search right away; adds what they did to tally. Records with one
+ * key end as if written in order (the last value; the others count as
+ * updates). */
+enum { DIRECT_AHEAD = 8 };
+
+static mpidht_status_t place_direct(mpidht_t *t, load_buffers_t *b, size_t m,
+                                    uint64_t tally[TALLY_COUNT])
+{
+    mpidht_address_t ahead[DIRECT_AHEAD];
+    size_t ks = t->key_size, vs = t->value_size;
+    for (size_t i = 0; i < m && i < DIRECT_AHEAD; ++i) {
+        mpidht_locate(t, b->keys + i * ks, &ahead[i], MPIDHT_MAX_CANDIDATES);
+        mpidht_search_ask(t, &ahead[i]);
+    }
+    mpidht_status_t st = MPIDHT_OK;
+    uint64_t stamp = mpidht_now_ms(t);
+    for (size_t i = 0; st == MPIDHT_OK && i < m; ++i) {
+        mpidht_address_t a = ahead[i % DIRECT_AHEAD];
+        if (i + DIRECT_AHEAD < m) {
+            mpidht_address_t *next = &ahead[i % DIRECT_AHEAD];
+            mpidht_locate(t, b->keys + (i + DIRECT_AHEAD) * ks, next, MPIDHT_MAX_CANDIDATES);
+            mpidht_search_ask(t, next);
+        }
+        const unsigned char *key = b->keys + i * ks, *value = b->values + i * vs;
+        mpidht_write_outcome_t o = mpidht_search_store(t, &a, key, value, stamp);
+        if (o != MPIDHT_WRITE_DEFERRED) {
+            tally[o == MPIDHT_WRITE_UPDATED ? TALLY_UPDATED : TALLY_INSERTED]++;
+            continue;
+        }
+        bool placed = false;
+        if (!b->search && !(b->search = mpidht_search_new(t)))
+            st = MPIDHT_ERR_NO_MEMORY;
+        else
+            st = mpidht_search_place(t, b->search, key, value, stamp, &placed);
+        tally[placed ? TALLY_INSERTED : TALLY_LOST]++;
+    }
+    mpidht_status_t synced = mpidht_mpi_status(MPI_Win_sync(t->win));
+    return st != MPIDHT_OK ? st : synced;
+}
+
 /* Writes the m records in b->keys and b->values into this process's
- * buckets (they are all its keys) and adds what they did to tally. Of
- * records with one key only the last is written (the others count as
- * updates, as writing them in order would have made the later ones).
- * First every record that finds room: an empty candidate, or its key;
- * then the others, each by a search for a path of moves that frees one
- * of its candidates (search_places). No entry leaves the table, so an
- * older value never comes back over a newer one. */
+ * buckets (they are all its keys) and adds what they did to tally: on a
+ * direct table place_direct, else through the engine. There, of records
+ * with one key only the last is written (the others count as updates, as
+ * writing them in order would have made the later ones), first every
+ * record that finds room: an empty candidate, or its key; then the
+ * others, each by a search for a path of moves that frees one of its
+ * candidates (search_places). No entry leaves the table, so an older
+ * value never comes back over a newer one. */
 static mpidht_status_t place(mpidht_t *t, load_buffers_t *b, size_t m,
                              uint64_t tally[TALLY_COUNT])
 {
     mpidht_status_t st = mpidht_engine_reserve(t, 1);
     if (st != MPIDHT_OK)
         return st;
+    /* No operation is in flight anywhere (mpidht_restore's requirement)
+     * and each process writes its own buckets: writes take no locks. */
     mpidht_engine_t *e = t->engine;
+    e->exclusive = true;
+    if (t->direct) {
+        st = place_direct(t, b, m, tally);
+        e->exclusive = false;
+        return st;
+    }
     size_t distinct = keep_last_of_each_key(t, b->keys, b->values, m, b->keep, b->set,
                                             b->set_size);
     tally[TALLY_UPDATED] += m - distinct;
-    /* No operation is in flight anywhere (mpidht_restore's requirement)
-     * and each process writes its own buckets: writes take no locks. */
-    e->exclusive = true;
     e->defer_evictions = true;
     st = mpidht_write_batch(t, distinct, b->keys, b->values, b->outcomes);
     e->defer_evictions = false;

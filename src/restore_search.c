@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bucket.h"
+#include "engine.h"
 #include "rma.h"
 #include "scan.h"
 
@@ -108,6 +109,13 @@ static uint64_t entry_hash(const mpidht_t *t, unsigned char *b)
     return t->hash(mpidht_bucket_key(t, b), t->key_size, t->hash_user_data);
 }
 
+/* Asks for the lines of bucket b's meta byte and key (on a direct table). */
+static void ask(const mpidht_t *t, const unsigned char *b)
+{
+    __builtin_prefetch(b + t->layout.meta_offset);
+    __builtin_prefetch(b + t->layout.meta_offset + t->key_size);
+}
+
 /* Sets b[0..n) to this process's buckets index[0..n): on a direct table
  * the buckets themselves, their meta bytes and keys asked for together
  * (loads, as the engine reads there; nothing is in flight), else copies
@@ -120,11 +128,9 @@ static mpidht_status_t look(mpidht_t *t, mpidht_search_t *s, const uint32_t *ind
             b[i] = mpidht_slot(t, s->slots, i);
         return mpidht_scan_read_at(t, index, n, s->slots);
     }
-    size_t last = t->layout.meta_offset + t->key_size;
     for (unsigned i = 0; i < n; ++i) {
         b[i] = t->local_base + mpidht_bucket_disp(t, index[i]);
-        __builtin_prefetch(b[i] + t->layout.meta_offset);
-        __builtin_prefetch(b[i] + last);
+        ask(t, b[i]);
     }
     return MPIDHT_OK;
 }
@@ -182,8 +188,7 @@ static void ask_ahead(const mpidht_t *t, const mpidht_search_t *s,
     mpidht_address_need(&ua, ua.count);
     for (unsigned c = 0; c < ua.count; ++c)
         if (!bit(s->reached, ua.index[c]))
-            __builtin_prefetch(t->local_base + mpidht_bucket_disp(t, ua.index[c]) +
-                               t->layout.meta_offset);
+            ask(t, t->local_base + mpidht_bucket_disp(t, ua.index[c]));
 }
 
 mpidht_status_t mpidht_search_place(mpidht_t *t, mpidht_search_t *s, const void *key,
@@ -241,4 +246,38 @@ mpidht_status_t mpidht_search_place(mpidht_t *t, mpidht_search_t *s, const void 
     for (size_t i = 0; i < n; ++i) /* none of them leads to a free bucket now */
         set_bit(s->passed, s->queue[i].bucket);
     return st;
+}
+
+void mpidht_search_ask(const mpidht_t *t, const mpidht_address_t *a)
+{
+    for (unsigned c = 0; c < a->count; ++c)
+        ask(t, t->local_base + mpidht_bucket_disp(t, a->index[c]));
+}
+
+mpidht_write_outcome_t mpidht_search_store(mpidht_t *t, const mpidht_address_t *a,
+                                           const void *key, const void *value,
+                                           uint64_t stamp)
+{
+    unsigned char *to = NULL;
+    mpidht_write_outcome_t outcome = MPIDHT_WRITE_DEFERRED;
+    for (unsigned c = 0; c < a->count; ++c) {
+        unsigned char *b = t->local_base + mpidht_bucket_disp(t, a->index[c]);
+        if (mpidht_bucket_holds(t, b, key)) {
+            to = b;
+            outcome = MPIDHT_WRITE_UPDATED;
+            break;
+        }
+        if (!to && mpidht_bucket_is_free(t, b)) {
+            to = b;
+            outcome = MPIDHT_WRITE_INSERTED;
+        }
+    }
+    if (to) {
+        mpidht_stage_bucket(t, to, key, value);
+        uint64_t recency;
+        memcpy(&recency, to + t->layout.recency_offset, sizeof recency);
+        if (t->eviction == MPIDHT_EVICT_RECENCY && recency < stamp)
+            memcpy(to + t->layout.recency_offset, &stamp, sizeof stamp);
+    }
+    return outcome;
 }

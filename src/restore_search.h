@@ -44,4 +44,20 @@ void mpidht_search_free(mpidht_search_t *s);
 mpidht_status_t mpidht_search_place(mpidht_t *t, mpidht_search_t *s, const void *key,
                                     const void *value, uint64_t stamp, bool *placed);
 
+/* On a direct table: asks for the lines restore's store of a key at a
+ * will look at (each candidate's meta byte and key). */
+void mpidht_search_ask(const mpidht_t *t, const mpidht_address_t *a);
+
+/* On a direct table, what restore's writes do with key and value (its
+ * address a, hosted by the calling process, every candidate derived),
+ * with stores into the process's own buckets: over the key where a
+ * candidate holds it (MPIDHT_WRITE_UPDATED), else into the first free
+ * candidate (MPIDHT_WRITE_INSERTED), the entry's recency word raised to
+ * stamp; else nothing (MPIDHT_WRITE_DEFERRED: every candidate holds
+ * another key). Requires what mpidht_search_place requires; the caller
+ * ends its stores with MPI_Win_sync. */
+mpidht_write_outcome_t mpidht_search_store(mpidht_t *t, const mpidht_address_t *a,
+                                           const void *key, const void *value,
+                                           uint64_t stamp);
+
 #endif /* MPIDHT_RESTORE_SEARCH_H */
