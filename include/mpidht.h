@@ -659,8 +659,9 @@ typedef struct mpidht_restore_report {
  *   MPIDHT_ERR_FILE_CORRUPT or MPIDHT_ERR_MPI). The statistics are not
  *   changed. *report, if not NULL, receives the totals over all processes
  *   (its struct_size is checked before anything else: MPIDHT_ERR_STRUCT_SIZE).
- *   A record whose candidate buckets all hold other keys is placed after
- *   the records of its round that find room, by a search, breadth first
+ *   A record whose candidate buckets all hold other keys is placed (on a
+ *   table of one node at once, else after the records of its round that
+ *   find room) by a search, breadth first
  *   through the process's buckets, for the shortest path of moves (an
  *   entry into another of its own candidates) that ends in a free bucket
  *   and frees one of the record's candidates; the moves are made from the
@@ -678,8 +679,9 @@ typedef struct mpidht_restore_report {
  *   buckets per process), and so does a file merged into a table holding
  *   older values of its keys (tested).
  *   report->evicted counts the records that found no room: the table is
- *   too small for the file (with what it held before). Records with the same key load as if written
- *   in order (the last value stays; the others count as updates).
+ *   too small for the file (with what it held before). Records with the
+ *   same key load as if written in order (the last value stays; the
+ *   others count as updates), also into a table they fill (tested).
  *   inserted + updated + evicted = entries.
  * Returns: the same status on every process: MPIDHT_OK;
  *   MPIDHT_ERR_PATH_MISMATCH; MPIDHT_ERR_FILE_IO (cannot open or read, or

@@ -16,6 +16,7 @@
 
 #include <xxhash.h>
 
+#include "bucket.h"
 #include "collective.h"
 #include "collective_check.h"
 #include "dump_format.h"
@@ -31,9 +32,26 @@ typedef struct dump_file {
     mpidht_dump_block_t *blocks; /* [header.blocks] */
     uint64_t *offsets;           /* [header.blocks] byte offset of each */
     size_t record_size;
-    MPI_Datatype record;         /* record_size bytes */
+    MPI_Datatype entry;          /* a routed record (route_and_write) */
     unsigned char *block;        /* one block's records */
 } dump_file_t;
+
+/* Records travel to the process hosting their key as entries: the record
+ * (key, then value), then the key's hash (as the host computes it, which
+ * it need not compute again). */
+enum { HASH_BYTES = sizeof(uint64_t) };
+
+static size_t entry_size(const mpidht_t *t)
+{
+    return t->key_size + t->value_size + HASH_BYTES;
+}
+
+static uint64_t entry_hash(const mpidht_t *t, const unsigned char *entry)
+{
+    uint64_t hash;
+    memcpy(&hash, entry + t->key_size + t->value_size, sizeof hash);
+    return hash;
+}
 
 /* Rank 0: reads and checks header and block table. */
 static mpidht_status_t read_index_root(const mpidht_t *t, dump_file_t *f)
@@ -105,9 +123,9 @@ static mpidht_status_t read_index(const mpidht_t *t, dump_file_t *f)
     f->block = malloc(block_bytes);
     if (!f->block)
         st = MPIDHT_ERR_NO_MEMORY;
-    else if (MPI_Type_contiguous((int)f->record_size, MPI_BYTE, &f->record) !=
+    else if (MPI_Type_contiguous((int)(f->record_size + HASH_BYTES), MPI_BYTE, &f->entry) !=
                  MPI_SUCCESS ||
-             MPI_Type_commit(&f->record) != MPI_SUCCESS)
+             MPI_Type_commit(&f->entry) != MPI_SUCCESS)
         st = MPIDHT_ERR_MPI;
     return mpidht_agree_same(t->comm, st);
 }
@@ -135,6 +153,7 @@ static mpidht_status_t verify_blocks(const mpidht_t *t, dump_file_t *f)
 /* Buffers of the load rounds, grown as needed. */
 typedef struct load_buffers {
     int *send_counts, *send_displs, *recv_counts, *recv_displs, *dest;
+    uint64_t *hash; /* of each record of the block */
     unsigned char *send, *recv, *keys, *values;
     unsigned char *keep;                        /* place's work space: a flag per record */
     uint32_t *set;                              /* and a set of set_size slots */
@@ -142,6 +161,10 @@ typedef struct load_buffers {
     size_t recv_capacity; /* records */
     mpidht_write_outcome_t *outcomes;
     mpidht_search_t *search; /* at the first record deferred */
+    /* This process's part held no entry when the restore began (a direct
+     * table): every entry in it sits in the first of its candidates that
+     * was free when it came, and none has left (mpidht_search_store). */
+    bool ordered;
 } load_buffers_t;
 
 static void free_buffers(load_buffers_t *b)
@@ -151,6 +174,7 @@ static void free_buffers(load_buffers_t *b)
     free(b->recv_counts);
     free(b->recv_displs);
     free(b->dest);
+    free(b->hash);
     free(b->send);
     free(b->recv);
     free(b->keys);
@@ -171,13 +195,18 @@ static void *grown(void *buffer, size_t bytes, bool *ok)
     return larger ? larger : buffer;
 }
 
-static mpidht_status_t grow_receive(const mpidht_t *t, const dump_file_t *f,
-                                    load_buffers_t *b, size_t records)
+/* Room for `records` entries received, and on a table that is not
+ * direct for place's work on them. */
+static mpidht_status_t grow_receive(const mpidht_t *t, load_buffers_t *b, size_t records)
 {
     if (records <= b->recv_capacity)
         return MPIDHT_OK;
     bool ok = true; /* every buffer stays valid, grown or not */
-    b->recv = grown(b->recv, records * f->record_size, &ok);
+    b->recv = grown(b->recv, records * entry_size(t), &ok);
+    if (ok && t->direct) {
+        b->recv_capacity = records;
+        return MPIDHT_OK;
+    }
     b->keys = grown(b->keys, records * t->key_size, &ok);
     b->values = grown(b->values, records * t->value_size, &ok);
     b->outcomes = grown(b->outcomes, records * sizeof *b->outcomes, &ok);
@@ -233,76 +262,106 @@ static size_t keep_last_of_each_key(const mpidht_t *t, unsigned char *keys,
     return kept;
 }
 
-/* Places the rows among the first m of b->keys and b->values whose
- * writes were deferred (every candidate held another key) by searches
- * (restore_search.h), in order, and counts each in tally as inserted or
- * lost. Once the part is full, the first search that fails has reached
- * every bucket it could, and the others pass them by. */
-static mpidht_status_t search_places(mpidht_t *t, load_buffers_t *b, size_t m,
-                                     uint64_t tally[TALLY_COUNT])
+/* Places key and value, whose candidates every one holds another key, by
+ * a search (restore_search.h; its work space made at the first), and
+ * counts the record in tally as inserted or lost. Once the part is full,
+ * the first search that fails has reached every bucket it could, and the
+ * others pass them by. */
+static mpidht_status_t search_one(mpidht_t *t, load_buffers_t *b, const void *key,
+                                  const void *value, uint64_t stamp,
+                                  uint64_t tally[TALLY_COUNT])
 {
     if (!b->search && !(b->search = mpidht_search_new(t)))
         return MPIDHT_ERR_NO_MEMORY;
-    mpidht_status_t st = MPIDHT_OK;
-    uint64_t stamp = mpidht_now_ms(t);
-    for (size_t i = 0; st == MPIDHT_OK && i < m; ++i) {
-        if (b->outcomes[i] != MPIDHT_WRITE_DEFERRED)
-            continue;
-        bool placed = false;
-        st = mpidht_search_place(t, b->search, b->keys + i * t->key_size,
-                                 b->values + i * t->value_size, stamp, &placed);
-        tally[placed ? TALLY_INSERTED : TALLY_LOST]++;
-    }
+    bool placed = false;
+    mpidht_status_t st = mpidht_search_place(t, b->search, key, value, stamp, &placed);
+    tally[placed ? TALLY_INSERTED : TALLY_LOST]++;
     return st;
 }
 
-/* On a direct table: writes the m records of b->keys and b->values into
- * this process's buckets one after the other, with loads and stores
+/* Places the rows among the first m of b->keys and b->values whose
+ * writes were deferred (every candidate held another key), in order. */
+static mpidht_status_t search_places(mpidht_t *t, load_buffers_t *b, size_t m,
+                                     uint64_t tally[TALLY_COUNT])
+{
+    mpidht_status_t st = MPIDHT_OK;
+    uint64_t stamp = mpidht_now_ms(t);
+    for (size_t i = 0; st == MPIDHT_OK && i < m; ++i)
+        if (b->outcomes[i] == MPIDHT_WRITE_DEFERRED)
+            st = search_one(t, b, b->keys + i * t->key_size, b->values + i * t->value_size,
+                            stamp, tally);
+    return st;
+}
+
+/* Whether no bucket of this process's part holds an entry (a direct
+ * table; nothing in flight, restore's requirement). */
+static bool own_part_empty(const mpidht_t *t)
+{
+    for (uint64_t i = 0; i < t->local_buckets; ++i)
+        if (!mpidht_bucket_is_free(t, t->local_base + mpidht_bucket_disp(t, (uint32_t)i)))
+            return false;
+    return true;
+}
+
+/* b->ordered: on a direct table, whether this process's part holds no
+ * entry now, at the start of the restore. */
+static mpidht_status_t start_ordered(const mpidht_t *t, load_buffers_t *b)
+{
+    b->ordered = false;
+    if (!t->direct)
+        return MPIDHT_OK;
+    /* Loads after the caller's synchronisation (MPI's unified model). */
+    mpidht_status_t st = mpidht_mpi_status(MPI_Win_sync(t->win));
+    b->ordered = st == MPIDHT_OK && own_part_empty(t);
+    return st;
+}
+
+/* On a direct table: writes the m entries of b->recv into this
+ * process's buckets one after the other, with loads and stores
  * (mpidht_search_store; the candidates of the record DIRECT_AHEAD on
- * asked for meanwhile), and places each that finds its candidates taken
- * by a search right away; adds what they did to tally. Records with one
- * key end as if written in order (the last value; the others count as
- * updates). */
-enum { DIRECT_AHEAD = 8 };
+ * asked for meanwhile: the first ASK_ORDERED of them where b->ordered,
+ * for the store looks no further than the first free one), and places
+ * each that finds its candidates taken by a search right away; adds what
+ * they did to tally. Records with one key end as if written in order (the
+ * last value; the others count as updates). */
+enum { DIRECT_AHEAD = 8, ASK_ORDERED = 2 };
+
+static void locate_ahead(mpidht_t *t, const load_buffers_t *b, size_t i,
+                         mpidht_address_t *a)
+{
+    unsigned n = b->ordered ? ASK_ORDERED : MPIDHT_MAX_CANDIDATES;
+    mpidht_locate_hashed(t, entry_hash(t, b->recv + i * entry_size(t)), a, n);
+    mpidht_search_ask(t, a, n);
+}
 
 static mpidht_status_t place_direct(mpidht_t *t, load_buffers_t *b, size_t m,
                                     uint64_t tally[TALLY_COUNT])
 {
     mpidht_address_t ahead[DIRECT_AHEAD];
-    size_t ks = t->key_size, vs = t->value_size;
-    for (size_t i = 0; i < m && i < DIRECT_AHEAD; ++i) {
-        mpidht_locate(t, b->keys + i * ks, &ahead[i], MPIDHT_MAX_CANDIDATES);
-        mpidht_search_ask(t, &ahead[i]);
-    }
+    size_t es = entry_size(t);
+    for (size_t i = 0; i < m && i < DIRECT_AHEAD; ++i)
+        locate_ahead(t, b, i, &ahead[i]);
     mpidht_status_t st = MPIDHT_OK;
     uint64_t stamp = mpidht_now_ms(t);
     for (size_t i = 0; st == MPIDHT_OK && i < m; ++i) {
         mpidht_address_t a = ahead[i % DIRECT_AHEAD];
-        if (i + DIRECT_AHEAD < m) {
-            mpidht_address_t *next = &ahead[i % DIRECT_AHEAD];
-            mpidht_locate(t, b->keys + (i + DIRECT_AHEAD) * ks, next, MPIDHT_MAX_CANDIDATES);
-            mpidht_search_ask(t, next);
-        }
-        const unsigned char *key = b->keys + i * ks, *value = b->values + i * vs;
-        mpidht_write_outcome_t o = mpidht_search_store(t, &a, key, value, stamp);
-        if (o != MPIDHT_WRITE_DEFERRED) {
+        if (i + DIRECT_AHEAD < m)
+            locate_ahead(t, b, i + DIRECT_AHEAD, &ahead[i % DIRECT_AHEAD]);
+        const unsigned char *key = b->recv + i * es, *value = key + t->key_size;
+        mpidht_write_outcome_t o = mpidht_search_store(t, &a, key, value, stamp, b->ordered);
+        if (o != MPIDHT_WRITE_DEFERRED)
             tally[o == MPIDHT_WRITE_UPDATED ? TALLY_UPDATED : TALLY_INSERTED]++;
-            continue;
-        }
-        bool placed = false;
-        if (!b->search && !(b->search = mpidht_search_new(t)))
-            st = MPIDHT_ERR_NO_MEMORY;
         else
-            st = mpidht_search_place(t, b->search, key, value, stamp, &placed);
-        tally[placed ? TALLY_INSERTED : TALLY_LOST]++;
+            st = search_one(t, b, key, value, stamp, tally);
     }
     mpidht_status_t synced = mpidht_mpi_status(MPI_Win_sync(t->win));
     return st != MPIDHT_OK ? st : synced;
 }
 
-/* Writes the m records in b->keys and b->values into this process's
- * buckets (they are all its keys) and adds what they did to tally: on a
- * direct table place_direct, else through the engine. There, of records
+/* Writes the m entries received in b->recv into this process's buckets
+ * (they are all its keys) and adds what they did to tally: on a direct
+ * table place_direct, else through the engine, their keys and values
+ * copied into b->keys and b->values. There, of records
  * with one key only the last is written (the others count as updates, as
  * writing them in order would have made the later ones), first every
  * record that finds room: an empty candidate, or its key; then the
@@ -323,6 +382,11 @@ static mpidht_status_t place(mpidht_t *t, load_buffers_t *b, size_t m,
         st = place_direct(t, b, m, tally);
         e->exclusive = false;
         return st;
+    }
+    for (size_t i = 0; i < m; ++i) {
+        const unsigned char *r = b->recv + i * entry_size(t);
+        memcpy(b->keys + i * t->key_size, r, t->key_size);
+        memcpy(b->values + i * t->value_size, r + t->key_size, t->value_size);
     }
     size_t distinct = keep_last_of_each_key(t, b->keys, b->values, m, b->keep, b->set,
                                             b->set_size);
@@ -354,6 +418,7 @@ static mpidht_status_t route_and_write(mpidht_t *t, const dump_file_t *f,
         mpidht_address_t addr;
         mpidht_locate(t, f->block + i * f->record_size, &addr, 0); /* the host alone */
         b->dest[i] = addr.rank;
+        b->hash[i] = addr.hash;
         b->send_counts[addr.rank]++;
     }
     int at = 0;
@@ -362,9 +427,12 @@ static mpidht_status_t route_and_write(mpidht_t *t, const dump_file_t *f,
         at += b->send_counts[r];
     }
     /* Placed by destination; send_displs are restored afterwards. */
-    for (size_t i = 0; i < n; ++i)
-        memcpy(b->send + (size_t)b->send_displs[b->dest[i]]++ * f->record_size,
-               f->block + i * f->record_size, f->record_size);
+    size_t es = entry_size(t);
+    for (size_t i = 0; i < n; ++i) {
+        unsigned char *e = b->send + (size_t)b->send_displs[b->dest[i]]++ * es;
+        memcpy(e, f->block + i * f->record_size, f->record_size);
+        memcpy(e + f->record_size, &b->hash[i], HASH_BYTES);
+    }
     for (int r = 0; r < p; ++r)
         b->send_displs[r] -= b->send_counts[r];
     if (MPI_Alltoall(b->send_counts, 1, MPI_INT, b->recv_counts, 1, MPI_INT, t->comm) !=
@@ -375,17 +443,12 @@ static mpidht_status_t route_and_write(mpidht_t *t, const dump_file_t *f,
         b->recv_displs[r] = (int)m;
         m += (size_t)b->recv_counts[r];
     }
-    mpidht_status_t st = mpidht_agree_same(t->comm, grow_receive(t, f, b, m + 1));
+    mpidht_status_t st = mpidht_agree_same(t->comm, grow_receive(t, b, m + 1));
     if (st != MPIDHT_OK)
         return st;
-    if (MPI_Alltoallv(b->send, b->send_counts, b->send_displs, f->record, b->recv,
-                      b->recv_counts, b->recv_displs, f->record, t->comm) != MPI_SUCCESS)
+    if (MPI_Alltoallv(b->send, b->send_counts, b->send_displs, f->entry, b->recv,
+                      b->recv_counts, b->recv_displs, f->entry, t->comm) != MPI_SUCCESS)
         return MPIDHT_ERR_MPI;
-    for (size_t i = 0; i < m; ++i) {
-        const unsigned char *r = b->recv + i * f->record_size;
-        memcpy(b->keys + i * t->key_size, r, t->key_size);
-        memcpy(b->values + i * t->value_size, r + t->key_size, t->value_size);
-    }
     return place(t, b, m, tally);
 }
 
@@ -400,11 +463,14 @@ static mpidht_status_t load_blocks(mpidht_t *t, dump_file_t *f, uint64_t tally[T
     b.recv_counts = malloc(p * sizeof(int));
     b.recv_displs = malloc(p * sizeof(int));
     b.dest = malloc((size_t)cap * sizeof(int));
-    b.send = malloc((size_t)cap * f->record_size);
+    b.hash = malloc((size_t)cap * sizeof(uint64_t));
+    b.send = malloc((size_t)cap * entry_size(t));
     mpidht_status_t st = b.send_counts && b.send_displs && b.recv_counts &&
-                                 b.recv_displs && b.dest && b.send
+                                 b.recv_displs && b.dest && b.hash && b.send
                              ? MPIDHT_OK
                              : MPIDHT_ERR_NO_MEMORY;
+    if (st == MPIDHT_OK)
+        st = start_ordered(t, &b);
     st = mpidht_agree_same(t->comm, st);
     uint64_t rounds = (f->header.blocks + p - 1) / p;
     for (uint64_t k = 0; st == MPIDHT_OK && k < rounds; ++k) {
@@ -448,7 +514,7 @@ static mpidht_status_t restore_file(mpidht_t *t, const char *path,
         mpidht_agree_same(t->comm, regular ? MPIDHT_OK : MPIDHT_ERR_FILE_IO);
     if (st != MPIDHT_OK)
         return st;
-    dump_file_t f = {.fh = MPI_FILE_NULL, .record = MPI_DATATYPE_NULL};
+    dump_file_t f = {.fh = MPI_FILE_NULL, .entry = MPI_DATATYPE_NULL};
     int rc = MPI_File_open(t->comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &f.fh);
     if (rc != MPI_SUCCESS)
         mpidht_set_mpi_detail(t, rc, "cannot open", path);
@@ -482,8 +548,8 @@ static mpidht_status_t restore_file(mpidht_t *t, const char *path,
         memcpy(report, &full,
                report->struct_size < sizeof full ? report->struct_size : sizeof full);
     }
-    if (f.record != MPI_DATATYPE_NULL)
-        MPI_Type_free(&f.record);
+    if (f.entry != MPI_DATATYPE_NULL)
+        MPI_Type_free(&f.entry);
     MPI_File_close(&f.fh);
     free(f.blocks);
     free(f.offsets);

@@ -248,19 +248,20 @@ mpidht_status_t mpidht_search_place(mpidht_t *t, mpidht_search_t *s, const void 
     return st;
 }
 
-void mpidht_search_ask(const mpidht_t *t, const mpidht_address_t *a)
+void mpidht_search_ask(const mpidht_t *t, const mpidht_address_t *a, unsigned n)
 {
-    for (unsigned c = 0; c < a->count; ++c)
-        ask(t, t->local_base + mpidht_bucket_disp(t, a->index[c]));
+    for (unsigned c = 0; c < n && c < a->derived; ++c)
+        ask(t, t->local_base + mpidht_bucket_disp(t, mpidht_candidate(a, c)));
 }
 
-mpidht_write_outcome_t mpidht_search_store(mpidht_t *t, const mpidht_address_t *a,
+mpidht_write_outcome_t mpidht_search_store(mpidht_t *t, mpidht_address_t *a,
                                            const void *key, const void *value,
-                                           uint64_t stamp)
+                                           uint64_t stamp, bool ordered)
 {
     unsigned char *to = NULL;
     mpidht_write_outcome_t outcome = MPIDHT_WRITE_DEFERRED;
     for (unsigned c = 0; c < a->count; ++c) {
+        mpidht_address_need(a, c + 1);
         unsigned char *b = t->local_base + mpidht_bucket_disp(t, a->index[c]);
         if (mpidht_bucket_holds(t, b, key)) {
             to = b;
@@ -270,6 +271,8 @@ mpidht_write_outcome_t mpidht_search_store(mpidht_t *t, const mpidht_address_t *
         if (!to && mpidht_bucket_is_free(t, b)) {
             to = b;
             outcome = MPIDHT_WRITE_INSERTED;
+            if (ordered)
+                break; /* the key lies in no later candidate */
         }
     }
     if (to) {

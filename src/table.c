@@ -494,7 +494,12 @@ mpidht_status_t mpidht_check_table(const mpidht_t *t)
 void mpidht_locate(const mpidht_t *t, const void *key, mpidht_address_t *addr,
                    unsigned derive)
 {
-    uint64_t hash = t->hash(key, t->key_size, t->hash_user_data);
+    mpidht_locate_hashed(t, t->hash(key, t->key_size, t->hash_user_data), addr, derive);
+}
+
+void mpidht_locate_hashed(const mpidht_t *t, uint64_t hash, mpidht_address_t *addr,
+                          unsigned derive)
+{
     uint32_t host = mpidht_address_host(hash, t->host_first, t->hosts);
     uint64_t buckets = t->host_first[host + 1] - t->host_first[host];
     addr->rank = t->host_rank[host];

@@ -139,6 +139,10 @@ mpidht_status_t mpidht_check_table(const mpidht_t *t);
 void mpidht_locate(const mpidht_t *t, const void *key, mpidht_address_t *addr,
                    unsigned derive);
 
+/* The same for a key whose hash (t->hash of it) is known. */
+void mpidht_locate_hashed(const mpidht_t *t, uint64_t hash, mpidht_address_t *addr,
+                          unsigned derive);
+
 /* Derives addr's candidates up to n (at most addr->count). */
 static inline void mpidht_address_need(mpidht_address_t *addr, unsigned n)
 {

@@ -14,7 +14,12 @@
  *                             80 %) leaves the file's value for every key;
  *                             a file with one key three times in one
  *                             block loads as written in order (the last
- *                             value, two updates);
+ *                             value, two updates), and one with every id
+ *                             twice, into an empty table they fill to
+ *                             80 %, keeps each id once with its second
+ *                             value; a table with holes (removed ids)
+ *                             takes a file's ids without holding any
+ *                             twice;
  *                             empty tables; processes hosting nothing.
  *   test_dump write FILE      fills a table and dumps it to FILE;
  *   test_dump read FILE       restores FILE and checks every entry: run
@@ -306,6 +311,85 @@ static void repeated_keys(const char *file)
     CHECK_OK(mpidht_free(&table));
 }
 
+/* A file of ids [0, n) and then the same ids again with other values, in
+ * blocks of 97 records, restored into an empty table of every protocol
+ * that they fill to 80 %: each process's part starts empty, so restore
+ * looks at a record's candidates only up to the first free one (every
+ * entry sits in the first of its candidates that was free when it came,
+ * searches included); the second record of an id must still find the
+ * first, wherever a search moved it, and replace its value. */
+static void repeated_ids_into_empty(const char *file)
+{
+    for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p) {
+        const char *name = mpidht_protocol_name(test_protocols[p]);
+        TEST_CONTEXT("every id twice restored into an empty %s table", name);
+        mpidht_t *target = make_table(test_protocols[p], 256 << 10);
+        mpidht_info_t info = MPIDHT_INFO_INIT;
+        CHECK_OK(mpidht_get_info(target, &info));
+        uint64_t n = info.total_buckets * 80 / 100;
+        if (test_rank() == 0) {
+            size_t record = KEY + VALUE;
+            unsigned char *records = malloc(2 * n * record);
+            CHECK(records != NULL);
+            for (uint64_t i = 0; i < 2 * n; ++i) {
+                test_fill(records + i * record, KEY, i % n, 1);
+                test_fill(records + i * record + KEY, VALUE, i % n, i < n ? SALT : SALT + 1);
+            }
+            write_file(file, KEY, VALUE, records, 2 * n, 97);
+            free(records);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
+        CHECK_OK(mpidht_restore(target, file, &r));
+        TEST_CONTEXT("%" PRIu64 " ids twice into an empty %s table of %" PRIu64
+                     " buckets: inserted %" PRIu64 ", updated %" PRIu64 ", evicted %" PRIu64,
+                     n, name, info.total_buckets, r.inserted, r.updated, r.evicted);
+        check_report(&r, 2 * n, n, n, 0);
+        CHECK(digest_equal(digest_table(target, KEY, VALUE),
+                           digest_ids(n, KEY, VALUE, SALT + 1)));
+        CHECK_OK(mpidht_free(&target));
+    }
+}
+
+/* A table of every protocol holding ids [0, n) (older values) in 60 % of
+ * its buckets, every third id then removed, and a file of ids [0, n):
+ * restored, every id holds the file's value, once. The removals freed
+ * buckets before the candidates where other ids sit, so in a part that
+ * held entries restore compares the key of every candidate of a record,
+ * not only of those up to the first free one. */
+static void into_holes(const char *file)
+{
+    for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p) {
+        const char *name = mpidht_protocol_name(test_protocols[p]);
+        TEST_CONTEXT("a file restored into a %s table with holes", name);
+        mpidht_t *target = make_table(test_protocols[p], 64 << 10);
+        mpidht_info_t info = MPIDHT_INFO_INIT;
+        CHECK_OK(mpidht_get_info(target, &info));
+        uint64_t n = info.total_buckets * 60 / 100;
+        mpidht_t *source = make_table(test_protocols[p], 1 << 20);
+        fill_range(source, 0, n, SALT);
+        CHECK_OK(mpidht_dump(source, file));
+        CHECK_OK(mpidht_free(&source));
+        fill_range(target, 0, n, 7); /* the older values */
+        unsigned char key[KEY];
+        for (uint64_t i = (uint64_t)test_rank() * 3; i < n; i += 3 * (uint64_t)test_size()) {
+            test_fill(key, KEY, i, 1);
+            mpidht_status_t st = mpidht_remove(target, key); /* or evicted by the fill */
+            CHECK(st == MPIDHT_OK || st == MPIDHT_NOT_FOUND);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        uint64_t held = digest_table(target, KEY, VALUE).entries;
+        mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
+        CHECK_OK(mpidht_restore(target, file, &r));
+        TEST_CONTEXT("%" PRIu64 " ids into a %s table holding %" PRIu64 " of them: inserted %"
+                     PRIu64 ", updated %" PRIu64 ", evicted %" PRIu64,
+                     n, name, held, r.inserted, r.updated, r.evicted);
+        check_report(&r, n, n - held, held, 0);
+        CHECK(digest_equal(digest_table(target, KEY, VALUE), digest_ids(n, KEY, VALUE, SALT)));
+        CHECK_OK(mpidht_free(&target));
+    }
+}
+
 /* Every entry of table as records (key, then value), rank 0's first, then
  * rank 1's, ..., each in its bucket order: at rank 0 (NULL elsewhere),
  * their number in *n. */
@@ -445,6 +529,8 @@ int main(int argc, char **argv)
         one_record_blocks(file);
         merge_into_full(file);
         repeated_keys(file);
+        repeated_ids_into_empty(file);
+        into_holes(file);
         empty_and_hostless(file);
         if (test_rank() == 0)
             remove(file);
