@@ -6,6 +6,7 @@
 
 #include "bucket.h"
 #include "engine.h"
+#include "rma.h"
 
 mpidht_status_t mpidht_scan_reserve(mpidht_t *t)
 {
@@ -106,8 +107,29 @@ size_t mpidht_scan_span(const mpidht_t *t, uint64_t first, size_t limit)
     return t->local_buckets - first < n ? (size_t)(t->local_buckets - first) : n;
 }
 
+/* mpidht_scan_all on a direct table: this process's buckets are its own
+ * memory, and nothing else touches them, so each is looked at where it
+ * lies, without the protocol's steps (no copy, no reader registration);
+ * a lock-free bucket that fails its checksum (a write torn for good: no
+ * writer is left to finish it) is left out, as a scan leaves out one
+ * still torn when it gets it again. */
+static mpidht_status_t scan_in_place(mpidht_t *t, mpidht_scan_visit_fn visit, void *ctx)
+{
+    /* Loads after the callers' synchronisation (MPI's unified model). */
+    mpidht_status_t st = mpidht_mpi_status(MPI_Win_sync(t->win));
+    for (uint64_t i = 0; st == MPIDHT_OK && i < t->local_buckets; ++i) {
+        /* local_buckets <= 2^32: every index fits uint32_t. */
+        unsigned char *b = t->local_base + mpidht_bucket_disp(t, (uint32_t)i);
+        if (!mpidht_bucket_is_free(t, b) && mpidht_bucket_intact(t, b))
+            st = visit(ctx, b);
+    }
+    return st;
+}
+
 mpidht_status_t mpidht_scan_all(mpidht_t *t, mpidht_scan_visit_fn visit, void *ctx)
 {
+    if (t->direct)
+        return scan_in_place(t, visit, ctx);
     mpidht_status_t st = MPIDHT_OK;
     for (uint64_t first = 0; st == MPIDHT_OK && first < t->local_buckets;) {
         size_t n = mpidht_scan_span(t, first, SIZE_MAX);

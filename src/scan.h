@@ -41,8 +41,11 @@ unsigned char *mpidht_scan_entry(const mpidht_t *t, size_t i);
 size_t mpidht_scan_span(const mpidht_t *t, uint64_t first, size_t limit);
 
 /* Calls visit(ctx, bucket) for every entry this process hosts, in bucket
- * order (bucket is a whole copy), until visit returns other than
- * MPIDHT_OK; returns that status or the scan's. */
+ * order, until visit returns other than MPIDHT_OK; returns that status or
+ * the scan's. bucket is a whole copy, got as the protocol reads; on a
+ * direct table the bucket itself, looked at in place (visit must not
+ * write it). Requires that no operation is in flight anywhere (inside a
+ * collective call, as dump's). */
 typedef mpidht_status_t (*mpidht_scan_visit_fn)(void *ctx, unsigned char *bucket);
 mpidht_status_t mpidht_scan_all(mpidht_t *t, mpidht_scan_visit_fn visit, void *ctx);
 
