@@ -139,6 +139,17 @@ static void fill_range(mpidht_t *table, uint64_t first, uint64_t n, uint64_t sal
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* An empty table of protocol with memory bytes per process; *buckets
+ * receives its buckets over all processes. */
+static mpidht_t *make_target(mpidht_protocol_t protocol, size_t memory, uint64_t *buckets)
+{
+    mpidht_t *table = make_table(protocol, memory);
+    mpidht_info_t info = MPIDHT_INFO_INIT;
+    CHECK_OK(mpidht_get_info(table, &info));
+    *buckets = info.total_buckets;
+    return table;
+}
+
 /* The smallest share of its buckets that a process's part holds (the
  * parts of processes hosting no bucket count as full). */
 static double emptiest_part(mpidht_t *table)
@@ -219,10 +230,9 @@ static void merge_into_full(const char *file)
     for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p) {
         TEST_CONTEXT("a file merged into a %s table filling to 80 %%",
                      mpidht_protocol_name(test_protocols[p]));
-        mpidht_t *target = make_table(test_protocols[p], 64 << 10);
-        mpidht_info_t info = MPIDHT_INFO_INIT;
-        CHECK_OK(mpidht_get_info(target, &info));
-        uint64_t n = info.total_buckets * 70 / 100, all = n + n / 8;
+        uint64_t buckets;
+        mpidht_t *target = make_target(test_protocols[p], 64 << 10, &buckets);
+        uint64_t n = buckets * 70 / 100, all = n + n / 8;
         mpidht_t *source = make_table(test_protocols[p], 1 << 20);
         fill_range(source, 0, all, SALT);
         CHECK(digest_table(source, KEY, VALUE).entries == all);
@@ -323,10 +333,9 @@ static void repeated_ids_into_empty(const char *file)
     for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p) {
         const char *name = mpidht_protocol_name(test_protocols[p]);
         TEST_CONTEXT("every id twice restored into an empty %s table", name);
-        mpidht_t *target = make_table(test_protocols[p], 256 << 10);
-        mpidht_info_t info = MPIDHT_INFO_INIT;
-        CHECK_OK(mpidht_get_info(target, &info));
-        uint64_t n = info.total_buckets * 80 / 100;
+        uint64_t buckets;
+        mpidht_t *target = make_target(test_protocols[p], 256 << 10, &buckets);
+        uint64_t n = buckets * 80 / 100;
         if (test_rank() == 0) {
             size_t record = KEY + VALUE;
             unsigned char *records = malloc(2 * n * record);
@@ -343,7 +352,7 @@ static void repeated_ids_into_empty(const char *file)
         CHECK_OK(mpidht_restore(target, file, &r));
         TEST_CONTEXT("%" PRIu64 " ids twice into an empty %s table of %" PRIu64
                      " buckets: inserted %" PRIu64 ", updated %" PRIu64 ", evicted %" PRIu64,
-                     n, name, info.total_buckets, r.inserted, r.updated, r.evicted);
+                     n, name, buckets, r.inserted, r.updated, r.evicted);
         check_report(&r, 2 * n, n, n, 0);
         CHECK(digest_equal(digest_table(target, KEY, VALUE),
                            digest_ids(n, KEY, VALUE, SALT + 1)));
@@ -362,10 +371,9 @@ static void into_holes(const char *file)
     for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p) {
         const char *name = mpidht_protocol_name(test_protocols[p]);
         TEST_CONTEXT("a file restored into a %s table with holes", name);
-        mpidht_t *target = make_table(test_protocols[p], 64 << 10);
-        mpidht_info_t info = MPIDHT_INFO_INIT;
-        CHECK_OK(mpidht_get_info(target, &info));
-        uint64_t n = info.total_buckets * 60 / 100;
+        uint64_t buckets;
+        mpidht_t *target = make_target(test_protocols[p], 64 << 10, &buckets);
+        uint64_t n = buckets * 60 / 100;
         mpidht_t *source = make_table(test_protocols[p], 1 << 20);
         fill_range(source, 0, n, SALT);
         CHECK_OK(mpidht_dump(source, file));
