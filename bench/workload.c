@@ -114,7 +114,7 @@ static void usage(FILE *out)
             "  --phases LIST      write,read,mixed,raw-get,memcpy (default all)\n"
             "  --dist uniform|zipf key distribution (default uniform)\n"
             "  --skew S           zipf skew in (0,1) (default 0.99)\n"
-            "  --range N          keys are drawn from 1..N (default 712500)\n"
+            "  --range N          keys are drawn from 1..N, N <= 2^63 (default 712500)\n"
             "  --ops N            operations per rank and phase (default 100000)\n"
             "  --batch LIST       keys per mpidht_read_batch call, 1..65536 each, e.g.\n"
             "                     1,8,64,512: one read phase per size on the same table\n"
@@ -220,8 +220,9 @@ static int parse(int argc, char **argv, options_t *o)
             if (end == v || *end || !(o->skew > 0 && o->skew < 1))
                 return reject(a, v, "a number between 0 and 1, exclusive");
         } else if (!strcmp(a, "--range")) {
-            if (!whole || n < 2)
-                return reject(a, v, "a whole number of at least 2");
+            /* Misses are drawn above the range, below 2^64. */
+            if (!whole || n < 2 || n > (UINT64_C(1) << 63))
+                return reject(a, v, "a whole number from 2 to 2^63 (9223372036854775808)");
             o->range = n;
         } else if (!strcmp(a, "--ops")) {
             if (!whole || n < 1 || n > INT32_MAX)

@@ -72,4 +72,11 @@ reject --write-batch 0
 reject --write-batch 1,,8
 reject --window remote
 reject --eviction lru
-echo "batch benchmark smoke: two runs, 7 bad values rejected"
+for value in 1 9223372036854775809 100000000000000000000; do
+  reject --range "$value"
+  if ! grep -qF "from 2 to 2^63" "$dir/err"; then  # the bound, however far beyond
+    echo "FAIL: --range '$value': the message does not name the bounds: $(cat "$dir/err")" >&2
+    exit 1
+  fi
+done
+echo "batch benchmark smoke: two runs, 10 bad values rejected"
