@@ -491,13 +491,9 @@ mpidht_status_t mpidht_check_table(const mpidht_t *t)
     return finalized ? MPIDHT_ERR_MPI_NOT_INITIALIZED : MPIDHT_OK;
 }
 
-void mpidht_locate(const mpidht_t *t, const void *key, mpidht_address_t *addr,
-                   unsigned derive)
-{
-    mpidht_locate_hashed(t, t->hash(key, t->key_size, t->hash_user_data), addr, derive);
-}
-
-void mpidht_locate_hashed(const mpidht_t *t, uint64_t hash, mpidht_address_t *addr,
+/* What mpidht_locate and mpidht_locate_hashed do, inlined into each:
+ * every operation locates its key. */
+static inline void locate(const mpidht_t *t, uint64_t hash, mpidht_address_t *addr,
                           unsigned derive)
 {
     uint32_t host = mpidht_address_host(hash, t->host_first, t->hosts);
@@ -508,6 +504,18 @@ void mpidht_locate_hashed(const mpidht_t *t, uint64_t hash, mpidht_address_t *ad
     addr->hash = hash;
     addr->buckets = buckets;
     mpidht_address_need(addr, derive < addr->count ? derive : addr->count);
+}
+
+void mpidht_locate(const mpidht_t *t, const void *key, mpidht_address_t *addr,
+                   unsigned derive)
+{
+    locate(t, t->hash(key, t->key_size, t->hash_user_data), addr, derive);
+}
+
+void mpidht_locate_hashed(const mpidht_t *t, uint64_t hash, mpidht_address_t *addr,
+                          unsigned derive)
+{
+    locate(t, hash, addr, derive);
 }
 
 uint64_t mpidht_now_ms(const mpidht_t *t)
