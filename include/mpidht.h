@@ -681,7 +681,7 @@ typedef struct mpidht_restore_report {
  *   report->evicted counts the records that found no room: the table is
  *   too small for the file (with what it held before). Records with the
  *   same key load as if written in order (the last value stays; the
- *   others count as updates), also into a table they fill (tested).
+ *   others count as updates), also into a table they fill to 80 % (tested).
  *   inserted + updated + evicted = entries.
  * Returns: the same status on every process: MPIDHT_OK;
  *   MPIDHT_ERR_PATH_MISMATCH; MPIDHT_ERR_FILE_IO (cannot open or read, or
