@@ -645,12 +645,24 @@ static mpidht_status_t look_items(mpidht_t *t, mpidht_item_t *items, size_t n, i
     return st;
 }
 
+/* Keys a batch of reads locates before it asks for their first
+ * candidates' lines, where the buckets lie in a segment shared by the
+ * node's processes (4 KiB pages on Linux unless shared memory is mapped
+ * with huge pages): there a request held the locates behind it up while
+ * its page was walked, and asking in groups of 8 took batches of 64
+ * lock-free reads from 6.65 M to 8.02 M keys/s at 2 ranks and from 4.83 M
+ * to 7.34 M at 4 (CHANGELOG). With one process on the node (its own
+ * pages, huge where advised) each key's lines are asked for as soon as it
+ * is located: grouping made those batches 13-35 % slower. */
+#define MPIDHT_ASK_GROUP 8
+
 mpidht_status_t mpidht_engine_read_looks(mpidht_t *t, size_t n, const unsigned char *keys,
                                          unsigned char *values, size_t row)
 {
     bool pending = begin_look(t);
     const mpidht_layout_t *l = &t->layout;
     mpidht_item_t *items = t->engine->items;
+    size_t group = t->node_size > 1 ? MPIDHT_ASK_GROUP : 1, asked = 0;
     for (size_t i = 0; i < n; ++i) {
         mpidht_item_t *it = &items[i];
         it->op = MPIDHT_OP_READ;
@@ -660,7 +672,11 @@ mpidht_status_t mpidht_engine_read_looks(mpidht_t *t, size_t n, const unsigned c
         it->from = 0;
         it->step = MPIDHT_LOOK_NONE;
         mpidht_locate(t, it->key, &it->addr, 1);
-        prefetch(t, t->node_base[it->addr.rank], &it->addr, 0, l->data_offset, l->data_size);
+        if (i + 1 - asked < group && i + 1 < n)
+            continue;
+        for (; asked <= i; ++asked)
+            prefetch(t, t->node_base[items[asked].addr.rank], &items[asked].addr, 0,
+                     l->data_offset, l->data_size);
     }
     mpidht_status_t st = MPIDHT_OK;
     if (!t->ops->lock_per_target)
