@@ -653,7 +653,8 @@ static mpidht_status_t look_items(mpidht_t *t, mpidht_item_t *items, size_t n, i
  * lock-free reads from 6.65 M to 8.02 M keys/s at 2 ranks and from 4.83 M
  * to 7.34 M at 4 (CHANGELOG). With one process on the node (its own
  * pages, huge where advised) each key's lines are asked for as soon as it
- * is located: asking in groups of 8 made those batches up to 28 % slower, and locating all first 30-37 %. */
+ * is located: asking in groups of 8 made those batches up to 28 % slower,
+ * and locating all first 30-37 %. */
 #define MPIDHT_ASK_GROUP 8
 
 mpidht_status_t mpidht_engine_read_looks(mpidht_t *t, size_t n, const unsigned char *keys,
