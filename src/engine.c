@@ -646,16 +646,16 @@ static mpidht_status_t look_items(mpidht_t *t, mpidht_item_t *items, size_t n, i
 }
 
 /* Keys a batch of reads locates before it asks for their first
- * candidates' lines, where the buckets lie in a segment shared by the
- * node's processes (4 KiB pages on Linux unless shared memory is mapped
- * with huge pages): there a request held the locates behind it up while
- * its page was walked, and asking in groups of 8 took batches of 64
- * lock-free reads from 6.65 M to 8.02 M keys/s at 2 ranks and from 4.83 M
- * to 7.34 M at 4 (CHANGELOG). With one process on the node (its own
- * pages, huge where advised) each key's lines are asked for as soon as it
- * is located: asking in groups of 8 made those batches up to 28 % slower,
- * and locating all first 30-37 %. */
-#define MPIDHT_ASK_GROUP 8
+ * candidates' lines together. Asked for as each key was located, the
+ * requests held up the locates behind them: each waits for its page walk
+ * (every key on a page of its own, 4 KiB in a segment shared by the
+ * node's processes). Batches of 64 reads, keys/s, median of 4-5
+ * launches alternating the group size 1, 4, 8 (design.md): 2 ranks
+ * 4.10 M, 6.87 M, 7.35 M (lock-free), 4.12 M, 6.81 M, 6.78 M (fine),
+ * 4.34 M, 7.06 M, 7.60 M (coarse); 4 ranks 3.96 M, 6.81 M, 7.15 M
+ * (lock-free); 1 rank 4.51 M, 4.62 M, 4.40 M (lock-free), 5.28 M,
+ * 6.22 M, 5.17 M (coarse). */
+#define MPIDHT_ASK_GROUP 4
 
 mpidht_status_t mpidht_engine_read_looks(mpidht_t *t, size_t n, const unsigned char *keys,
                                          unsigned char *values, size_t row)
@@ -663,7 +663,7 @@ mpidht_status_t mpidht_engine_read_looks(mpidht_t *t, size_t n, const unsigned c
     bool pending = begin_look(t);
     const mpidht_layout_t *l = &t->layout;
     mpidht_item_t *items = t->engine->items;
-    size_t group = t->node_size > 1 ? MPIDHT_ASK_GROUP : 1, asked = 0;
+    size_t asked = 0;
     for (size_t i = 0; i < n; ++i) {
         mpidht_item_t *it = &items[i];
         it->op = MPIDHT_OP_READ;
@@ -673,7 +673,7 @@ mpidht_status_t mpidht_engine_read_looks(mpidht_t *t, size_t n, const unsigned c
         it->from = 0;
         it->step = MPIDHT_LOOK_NONE;
         mpidht_locate(t, it->key, &it->addr, 1);
-        if (i + 1 - asked < group && i + 1 < n)
+        if (i + 1 - asked < MPIDHT_ASK_GROUP && i + 1 < n)
             continue;
         for (; asked <= i; ++asked)
             prefetch(t, t->node_base[items[asked].addr.rank], &items[asked].addr, 0,

@@ -187,11 +187,11 @@ mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
  * the engine reserved for n items; they look as a lone read looks, but
  * all together. Each key is located into items[i] (its op, row, key,
  * out, from and addr set; its step, hit, done and status below; the
- * rest as it was) and its first candidate's lines asked for (as each is
- * located, or where the node's processes share the segment, 8 keys at a
- * time once located: engine.c), all keys before any is looked at; then, at once (lock-free, fine) or under each
- * target's lock word in ascending order (coarse, as mpidht_engine_run
- * takes them), each key's first candidate is looked at, then the other
+ * rest as it was) and its first candidate's lines asked for (4 keys at a
+ * time once located: engine.c), all keys before any is looked at; then,
+ * at once (lock-free, fine) or under each target's lock word in
+ * ascending order (coarse, as mpidht_engine_run takes them), each key's
+ * first candidate is looked at, then the other
  * candidates of those it did not answer, their lines asked for together.
  * An item is then done (status MPIDHT_OK and hit, or MPIDHT_NOT_FOUND;
  * out is written on a hit only), or, where its copy was torn or its
