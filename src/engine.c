@@ -650,7 +650,7 @@ static mpidht_status_t look_items(mpidht_t *t, mpidht_item_t *items, size_t n, i
  * requests held up the locates behind them: each waits for its page walk
  * (every key on a page of its own, 4 KiB in a segment shared by the
  * node's processes). Batches of 64 reads, keys/s, median of 4-5
- * launches alternating the group size 1, 4, 8 (design.md): 2 ranks
+ * launches alternating the group size 1, 4, 8 (benchmarks.md): 2 ranks
  * 4.10 M, 6.87 M, 7.35 M (lock-free), 4.12 M, 6.81 M, 6.78 M (fine),
  * 4.34 M, 7.06 M, 7.60 M (coarse); 4 ranks 3.96 M, 6.81 M, 7.15 M
  * (lock-free); 1 rank 4.51 M, 4.62 M, 4.40 M (lock-free), 5.28 M,

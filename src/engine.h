@@ -191,8 +191,8 @@ mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
  * time once located: engine.c), all keys before any is looked at; then,
  * at once (lock-free, fine) or under each target's lock word in
  * ascending order (coarse, as mpidht_engine_run takes them), each key's
- * first candidate is looked at, then the other
- * candidates of those it did not answer, their lines asked for together.
+ * first candidate is looked at, then the other candidates of those it
+ * did not answer, their lines asked for together.
  * An item is then done (status MPIDHT_OK and hit, or MPIDHT_NOT_FOUND;
  * out is written on a hit only), or, where its copy was torn or its
  * candidates busy, not done, with from the candidate the engine reads on
