@@ -23,15 +23,19 @@ int main(int argc, char **argv)
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     const char *file = "test_dump_concurrent.mpidht";
-    /* half h writes ids [0, IDS) with values of salt 5 + h */
-    mpidht_params_t p = test_params(MPIDHT_PROTOCOL_LOCKFREE, KEY, VALUE, 1 << 20);
+    /* half h writes ids [0, IDS) with values of salt 5 + h, into a table
+     * roomy enough that none is evicted (a tenth full at one process: at
+     * 1 MiB, four fifths of the room, a few were) */
+    mpidht_params_t p = test_params(MPIDHT_PROTOCOL_LOCKFREE, KEY, VALUE, 4 << 20);
     mpidht_t *mine = NULL;
     CHECK_OK(mpidht_create(comm, &p, &mine));
     unsigned char key[KEY], value[VALUE];
     for (uint64_t id = (uint64_t)rank; id < IDS; id += (uint64_t)size) {
         test_fill(key, KEY, id, 1);
         test_fill(value, VALUE, id, 5 + (uint64_t)half);
-        CHECK_OK(mpidht_write(mine, key, value, NULL));
+        mpidht_write_outcome_t outcome;
+        CHECK_OK(mpidht_write(mine, key, value, &outcome));
+        CHECK(outcome == MPIDHT_WRITE_INSERTED);
     }
     table_digest_t of_half[2] = {digest_ids(IDS, KEY, VALUE, 5), digest_ids(IDS, KEY, VALUE, 6)};
     for (int round = 0; round < ROUNDS; ++round) {
@@ -48,7 +52,7 @@ int main(int argc, char **argv)
         int flags[2] = {half == 0 && mine_ok, half == 1 && mine_ok};
         MPI_Allreduce(flags, ok, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         CHECK(ok[0] || ok[1]);
-        mpidht_params_t all = test_params(MPIDHT_PROTOCOL_LOCKFREE, KEY, VALUE, 1 << 20);
+        mpidht_params_t all = test_params(MPIDHT_PROTOCOL_LOCKFREE, KEY, VALUE, 4 << 20);
         mpidht_t *check = NULL;
         CHECK_OK(mpidht_create(MPI_COMM_WORLD, &all, &check));
         CHECK_OK(mpidht_restore(check, file, NULL));
