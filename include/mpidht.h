@@ -53,11 +53,18 @@
  * Bucket layout (bytes; K = key_size, V = value_size), padded to a multiple
  * of 8 so that the 8-byte words stay aligned:
  *
- *   coarse     | recency 8 | meta 1 | key K | value V |            9 + K + V
- *   fine       | lock 8 | recency 8 | meta 1 | key K | value V |  17 + K + V
- *   lock-free  | lock 8 | recency 8 | sum 8 | meta 1 | key K | value V | 25 + K + V
+ *   coarse     | recency 8 | meta 1 | key K | value V |                  9 + K + V
+ *   fine       | lock 8 | gen 8 | recency 8 | meta 1 | key K | value V | 25 + K + V
+ *   lock-free  | lock 8 | gen 8 | recency 8 | sum 8 | meta 1 | key K | value V |
+ *                                                                       33 + K + V
  *
- * meta: bit 0 = occupied. sum: XXH3-64 of meta, key and value. recency: the
+ * meta: bit 0 = occupied. sum: XXH3-64 of meta, key and value. gen: the
+ * bucket's generation, 1 added by every write, update or remove that
+ * changed the bucket, before it lets go of the bucket's lock (where every
+ * process reaches the buckets directly, mpidht_info_t.direct: a write
+ * after a miss of its key then reuses the miss's probe while the
+ * generation of the key's first candidate stands; the word is left
+ * alone otherwise); only ever changed and read by processor atomics. recency: the
  * time (ms since mpidht_create) the entry was last written or, now and
  * then, read; only ever changed by MPI_Accumulate with MPI_MAX and read by
  * MPI_Fetch_and_op with MPI_NO_OP. lock: readers in its low bits (fine
@@ -733,7 +740,9 @@ mpidht_status_t mpidht_clear(mpidht_t *table);
                 "that gave up with MPIDHT_ERR_TIMEOUT (counted nowhere else)") \
     X(atomic_updates, "updates that ran their function under the key's lock "  \
                       "(single calls and batch rows; one that returned an "   \
-                      "invalid action, the key kept, included)")
+                      "invalid action, the key kept, included)")              \
+    X(probes_reused, "writes that went where a miss of their key had looked, " \
+                     "without probing the candidates again (read-for-insert)")
 
 typedef struct mpidht_stats {
     size_t struct_size; /* set with MPIDHT_STATS_INIT */

@@ -18,6 +18,8 @@ mpidht_layout_t mpidht_layout(mpidht_protocol_t protocol, size_t key_size,
     if (l.has_lock) {
         l.lock_offset = at;
         at += sizeof(int64_t);
+        l.gen_offset = at;
+        at += sizeof(uint64_t);
     }
     l.recency_offset = at;
     at += sizeof(uint64_t);

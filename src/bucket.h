@@ -4,8 +4,8 @@
  * layout is described in include/mpidht.h:
  *
  *   coarse     | recency 8 | meta 1 | key | value |
- *   fine       | lock 8 | recency 8 | meta 1 | key | value |
- *   lock-free  | lock 8 | recency 8 | sum 8 | meta 1 | key | value |
+ *   fine       | lock 8 | gen 8 | recency 8 | meta 1 | key | value |
+ *   lock-free  | lock 8 | gen 8 | recency 8 | sum 8 | meta 1 | key | value |
  *
  * padded to a multiple of 8 bytes. "Data" is what a write puts: the sum
  * (lock-free), the meta byte, the key and the value, contiguous.

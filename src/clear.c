@@ -35,7 +35,10 @@ mpidht_status_t mpidht_clear(mpidht_t *table)
     mpidht_status_t st = mpidht_enter_collective(table, MPIDHT_CALL_CLEAR);
     if (st != MPIDHT_OK)
         return st;
-    /* Nothing of anyone's may still be on its way when the zeros land. */
+    /* Nothing of anyone's may still be on its way when the zeros land;
+     * what misses saw before is no guide to where a write goes after
+     * (engine.h: the zeros take no locks). */
+    mpidht_engine_forget_hints(table);
     st = mpidht_agree_same(table->comm, mpidht_engine_flush_all(table));
     if (st == MPIDHT_OK)
         st = mpidht_agree_same(table->comm, zero_own(table));

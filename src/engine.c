@@ -34,6 +34,8 @@ void mpidht_engine_release(mpidht_t *t)
     mpidht_engine_t *e = t->engine;
     if (!e)
         return;
+    free(e->hints);
+    free(e->hint_keys);
     free(e->items);
     free(e->slots);
     free(e->dirty);
@@ -241,6 +243,162 @@ static void direct_max(uint64_t *p, uint64_t value)
     }
 }
 
+/* The generation word of candidate c of addr where its bucket lies in
+ * base (engine.h, read-for-insert). */
+static uint64_t *direct_gen(const mpidht_t *t, const unsigned char *base,
+                            const mpidht_address_t *addr, unsigned c)
+{
+    return (uint64_t *)(uintptr_t)(base + mpidht_bucket_disp(t, mpidht_candidate(addr, c)) +
+                                   t->layout.gen_offset);
+}
+
+/* Whether reads leave hints and writes keep generation words: a direct
+ * table whose buckets have lock words (fine, lock-free). */
+static bool keeps_generations(const mpidht_t *t)
+{
+    return t->direct && t->layout.has_lock;
+}
+
+/* A miss remembered (engine.h, read-for-insert); its key is in
+ * hint_keys at the entry's index. */
+typedef struct mpidht_hint {
+    bool valid;
+    int rank;                      /* the key's host and */
+    uint32_t first;                /* its first candidate */
+    unsigned chosen;               /* where a write would go, */
+    mpidht_write_outcome_t planned; /* as what */
+    uint64_t gen;                  /* the first candidate's generation */
+} mpidht_hint_t;
+
+/* Hints kept: at most this many, and no more keys than fit in about
+ * HINT_KEY_BYTES (at least one). Entries are direct-mapped by hash: of the
+ * misses of a batch of n keys, a later miss takes the place of an earlier
+ * one in about n / (2 * entries) of them (1 in 128 for 64 keys, 1 in 8
+ * for 1000), and those writes probe as before. */
+enum { HINT_MAX_ENTRIES = 4096 };
+#define HINT_KEY_BYTES ((size_t)1 << 20)
+
+static mpidht_hint_t *hint_entry(const mpidht_t *t, uint64_t hash, unsigned char **key)
+{
+    mpidht_engine_t *e = t->engine;
+    size_t i = (size_t)(hash >> 32) & (e->hint_capacity - 1);
+    *key = e->hint_keys + i * t->key_size;
+    return &e->hints[i];
+}
+
+/* Whether the hint cache is there, allocated now if not. */
+static bool hints_ready(mpidht_engine_t *e, size_t key_size)
+{
+    if (e->hint_capacity > 0)
+        return true;
+    size_t n = HINT_KEY_BYTES / key_size, cap = 1;
+    while (cap * 2 <= n && cap * 2 <= HINT_MAX_ENTRIES)
+        cap *= 2;
+    e->hints = calloc(cap, sizeof *e->hints);
+    e->hint_keys = malloc(cap * key_size);
+    if (!e->hints || !e->hint_keys) {
+        free(e->hints);
+        free(e->hint_keys);
+        e->hints = NULL;
+        e->hint_keys = NULL;
+        return false;
+    }
+    e->hint_capacity = cap;
+    return true;
+}
+
+void mpidht_engine_leave_hint(mpidht_t *t, const unsigned char *base,
+                              const mpidht_address_t *addr, const void *key)
+{
+    if (!hints_ready(t->engine, t->key_size))
+        return;
+    /* The first candidate's generation, then every candidate looked at
+     * again (their lines are in the caches from the miss's look): the key
+     * absent from all after the generation was loaded, or no hint. And
+     * what mpidht_choose_slot would choose with the key absent: the first
+     * free candidate, else the least recent (the last on a tie, and
+     * without recency). */
+    const mpidht_layout_t *l = &t->layout;
+    uint64_t gen = __atomic_load_n(direct_gen(t, base, addr, 0), __ATOMIC_ACQUIRE);
+    unsigned n = addr->count, chosen = n, evict = n - 1;
+    uint64_t least = UINT64_MAX;
+    bool by_recency = mpidht_engine_evicts_by_recency(t);
+    for (unsigned c = 0; c < n; ++c) {
+        const unsigned char *at = base + mpidht_bucket_disp(t, mpidht_candidate(addr, c));
+        if (!(at[l->meta_offset] & MPIDHT_META_OCCUPIED)) {
+            chosen = chosen < n ? chosen : c;
+            continue;
+        }
+        if (memcmp(at + l->meta_offset + 1, key, t->key_size) == 0)
+            return; /* stored since the look */
+        if (chosen < n || !by_recency)
+            continue;
+        uint64_t r = __atomic_load_n((const uint64_t *)(uintptr_t)(at + l->recency_offset),
+                                     __ATOMIC_RELAXED);
+        if (r <= least) {
+            least = r;
+            evict = c;
+        }
+    }
+    mpidht_write_outcome_t planned = chosen < n ? MPIDHT_WRITE_INSERTED : MPIDHT_WRITE_EVICTED;
+    unsigned char *stored;
+    mpidht_hint_t *h = hint_entry(t, addr->hash, &stored);
+    *h = (mpidht_hint_t){.valid = true, .rank = addr->rank, .first = mpidht_candidate(addr, 0),
+                         .chosen = chosen < n ? chosen : evict, .planned = planned,
+                         .gen = gen};
+    memcpy(stored, key, t->key_size);
+}
+
+void mpidht_engine_take_hint(mpidht_t *t, mpidht_item_t *it)
+{
+    mpidht_engine_t *e = t->engine;
+    it->hinted = false;
+    if (e->hint_capacity == 0 || it->op != MPIDHT_OP_WRITE || e->exclusive ||
+        e->defer_evictions || !keeps_generations(t))
+        return;
+    unsigned char *stored;
+    mpidht_hint_t *h = hint_entry(t, it->addr.hash, &stored);
+    if (!h->valid || h->rank != it->addr.rank || h->first != mpidht_candidate(&it->addr, 0) ||
+        h->chosen >= it->addr.count || memcmp(stored, it->key, t->key_size) != 0)
+        return;
+    h->valid = false;
+    it->hinted = true;
+    it->hint_chosen = h->chosen;
+    it->hint_planned = h->planned;
+    it->hint_gen = h->gen;
+}
+
+bool mpidht_engine_hint_holds(const mpidht_t *t, const mpidht_item_t *it)
+{
+    const unsigned char *base = t->node_base[it->addr.rank];
+    return __atomic_load_n(direct_gen(t, base, &it->addr, 0), __ATOMIC_SEQ_CST) ==
+           it->hint_gen;
+}
+
+void mpidht_engine_forget_hints(mpidht_t *t)
+{
+    mpidht_engine_t *e = t->engine;
+    if (e && e->hints)
+        memset(e->hints, 0, e->hint_capacity * sizeof *e->hints);
+}
+
+void mpidht_issue_gen_bump(mpidht_t *t, mpidht_item_t *it, uint32_t mask)
+{
+    if (!keeps_generations(t))
+        return;
+    /* Only the holder of a bucket's lock changes its generation: a load
+     * and a release store, which orders the data put before it (no
+     * read-modify-write, which would wait for those stores to drain). */
+    unsigned char *base = t->node_base[it->addr.rank];
+    for (unsigned c = 0; c < it->addr.count; ++c) {
+        if (!(mask & 1u << c))
+            continue;
+        uint64_t *word = direct_gen(t, base, &it->addr, c);
+        __atomic_store_n(word, __atomic_load_n(word, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
+    }
+    touch_direct(t);
+}
+
 /* Forgets the targets awaiting a flush: the caller completes their
  * operations otherwise (MPI_Win_unlock). */
 static void forget_dirty(mpidht_t *t)
@@ -354,6 +512,15 @@ static void prefetch_item(const mpidht_t *t, const mpidht_item_t *it, bool alone
         return;
     }
     case MPIDHT_OP_WRITE:
+        if (it->hinted) {
+            /* The key lock's word, generation and meta byte, and the
+             * candidate the miss chose (read-for-insert: no probe if the
+             * hint holds). */
+            prefetch(t, base, &it->addr, 0, 0, l->meta_offset + 1);
+            prefetch(t, base, &it->addr, it->hint_chosen, 0, l->meta_offset + 1);
+            return;
+        }
+        /* fall through */
     case MPIDHT_OP_REMOVE:
     case MPIDHT_OP_UPDATE: {
         /* Up to the key's end; in a batch up to its first bytes: the
@@ -642,6 +809,12 @@ static mpidht_status_t look_items(mpidht_t *t, mpidht_item_t *items, size_t n, i
             it->step = look_at(t, t->node_base[it->addr.rank], &it->addr, it->key, it->out,
                                1, it->addr.count, t->ops->reads_register, &it->from, &st);
     }
+    /* Each miss leaves a hint for a write of its key (read-for-insert). */
+    for (size_t i = 0; keeps_generations(t) && i < n; ++i) {
+        mpidht_item_t *it = &items[i];
+        if ((rank < 0 || it->addr.rank == rank) && it->step == MPIDHT_LOOK_MISS)
+            mpidht_engine_leave_hint(t, t->node_base[it->addr.rank], &it->addr, it->key);
+    }
     return st;
 }
 
@@ -739,6 +912,8 @@ mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
         mpidht_status_t unlocked = unlock_target(t, addr->rank, false);
         st = st != MPIDHT_OK ? st : unlocked;
     }
+    if (*look == MPIDHT_LOOK_MISS && keeps_generations(t))
+        mpidht_engine_leave_hint(t, base, addr, key); /* read-for-insert */
     end_look(t, pending);
     return st;
 }

@@ -53,6 +53,13 @@ typedef struct mpidht_item {
     int act;                      /* what the write step does (writer.h) */
     uint32_t held;                /* bit c: holds the writer's lock of c */
     uint32_t registered;          /* bit c: a registered reader of c (fine) */
+    /* A write that reuses the probe of its key's miss (read-for-insert,
+     * mpidht_engine_take_hint): the generation of the key lock's bucket
+     * the miss saw, and where the miss would have put the key. */
+    bool hinted;
+    unsigned hint_chosen;
+    mpidht_write_outcome_t hint_planned;
+    uint64_t hint_gen;
     bool issued;                  /* issued operations in this round */
     bool alone;                   /* run by itself (every candidate asked
                                    * for at its start, engine.c) */
@@ -104,6 +111,12 @@ typedef struct mpidht_engine {
     /* Where set, a write that would evict changes nothing and finishes
      * with MPIDHT_NOT_FOUND and the outcome MPIDHT_WRITE_DEFERRED. */
     bool defer_evictions;
+    /* What recent misses saw (read-for-insert): a direct-mapped cache
+     * of hint_capacity entries (a power of two; 0 until the first miss
+     * that leaves one), each with its key in hint_keys. */
+    size_t hint_capacity;
+    struct mpidht_hint *hints;
+    unsigned char *hint_keys;
     /* Where set, the caller has the table to itself (restore: a
      * collective call, during which no operation is in flight anywhere,
      * each process writing its own buckets): a locked write takes no
@@ -200,6 +213,53 @@ mpidht_status_t mpidht_engine_read_alone(mpidht_t *t, mpidht_address_t *addr,
  * MPIDHT_OK, or the error of an MPI call (no item done then). */
 mpidht_status_t mpidht_engine_read_looks(mpidht_t *t, size_t n, const unsigned char *keys,
                                          unsigned char *values, size_t row);
+
+/*
+ * Read-for-insert, on a direct table under the fine and lock-free
+ * protocols: a read that misses leaves a hint, and a write of the same key
+ * by the same process afterwards reuses it instead of probing every
+ * candidate again. A miss loads the generation word of the key lock's
+ * bucket (its first candidate), then looks at every candidate again (the
+ * lines are in the caches; a hit pays nothing for this); every writer
+ * adds 1 to the generation word of each bucket it changed before it lets
+ * go of that bucket's lock (mpidht_issue_gen_bump). So where the write,
+ * holding the key lock, finds the generation the miss loaded, no write of
+ * the key and no change of the first candidate happened since the miss's
+ * second look: the key is still absent everywhere (only a holder of the key
+ * lock stores it), and the first candidate is as the miss saw it. The
+ * write then goes to the candidate the miss chose (the first free one,
+ * else the least recent), checking it again under its own lock where it is
+ * not the first, as after a probe (writer.h). A generation word is 64 bits
+ * wide and only ever grows: it cannot come round to the same value.
+ * Hints are dropped by mpidht_clear and mpidht_restore, which change
+ * buckets without the writers' locks.
+ */
+
+/* Where key's read, located at addr (every candidate derived), missed
+ * (its buckets in place at base): loads the generation word of its first
+ * candidate, then looks at every candidate again, and if none holds key
+ * remembers the generation and the candidate a write of key would take,
+ * as mpidht_choose_slot would choose it from what is in place now. No
+ * hint where key was stored meanwhile, or where its memory cannot be had
+ * (it is only a shortcut). */
+void mpidht_engine_leave_hint(mpidht_t *t, const unsigned char *base,
+                              const mpidht_address_t *addr, const void *key);
+
+/* Where a plain write item (not in an exclusive engine, evictions not
+ * deferred) has a hint left by a miss of its key: takes it (the hint is
+ * gone afterwards) into the item's hint fields and sets it->hinted. */
+void mpidht_engine_take_hint(mpidht_t *t, mpidht_item_t *it);
+
+/* Whether the hinted item, holding its key lock, still finds the
+ * generation its key's miss saw. */
+bool mpidht_engine_hint_holds(const mpidht_t *t, const mpidht_item_t *it);
+
+/* Drops every hint (buckets changed without the writers' locks). */
+void mpidht_engine_forget_hints(mpidht_t *t);
+
+/* Adds 1 to the generation word of every candidate whose bit is set in
+ * mask (where hints are left: a direct table; nothing otherwise). */
+void mpidht_issue_gen_bump(mpidht_t *t, mpidht_item_t *it, uint32_t mask);
 
 /* Starts a new run of disjoint items; mpidht_engine_claim then claims the
  * candidate buckets of an item for it, or returns false (claiming nothing)

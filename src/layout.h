@@ -14,6 +14,7 @@ typedef struct mpidht_layout {
     bool has_lock;        /* fine and lock-free: the lock word at offset 0 */
     bool has_sum;         /* lock-free: the checksum */
     size_t lock_offset;   /* valid if has_lock */
+    size_t gen_offset;    /* valid if has_lock: the generation word */
     size_t recency_offset;
     size_t sum_offset;    /* valid if has_sum */
     size_t meta_offset;

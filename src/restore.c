@@ -571,6 +571,9 @@ mpidht_status_t mpidht_restore(mpidht_t *table, const char *path,
         st = mpidht_file_check_name(table, "restoring from", path, path);
     if (st != MPIDHT_OK)
         return st;
+    /* Entries are placed without the writers' locks: what misses saw
+     * before is no guide to where a write goes (engine.h). */
+    mpidht_engine_forget_hints(table);
     st = restore_file(table, path, report);
     if (st != MPIDHT_OK && table->diag->detail[0] == '\0')
         mpidht_set_detail(table, "restoring from '%s': %s", path, mpidht_strerror(st));

@@ -127,6 +127,7 @@ enum {
 void mpidht_locked_start(mpidht_t *t, mpidht_item_t *it)
 {
     it->step = t->engine->exclusive ? PROBE : KEY_LOCK;
+    mpidht_engine_take_hint(t, it);
 }
 
 mpidht_status_t mpidht_locked_issue(mpidht_t *t, mpidht_item_t *it)
@@ -161,6 +162,10 @@ mpidht_status_t mpidht_locked_issue(mpidht_t *t, mpidht_item_t *it)
     case ACT:
         return mpidht_write_issue_act(t, it);
     default: /* RELEASE */
+        /* What changed a bucket counts in its generation before its lock
+         * is let go (engine.h, read-for-insert). */
+        if (it->act != MPIDHT_ACT_NONE)
+            mpidht_issue_gen_bump(t, it, it->held);
         return mpidht_issue_lock_add_each(t, it, &it->held, &writer_sub);
     }
 }
@@ -188,6 +193,29 @@ static void to_act(mpidht_t *t, mpidht_item_t *it)
     it->step = it->act == MPIDHT_ACT_NONE ? RELEASE : ACT;
 }
 
+/* The key lock is held, its readers gone: on to the probe, or, where the
+ * miss that left the item's hint saw the generation the key lock's bucket
+ * still has (engine.h, read-for-insert), to the candidate the miss chose:
+ * the key lock's own bucket is as the miss saw it, another is checked
+ * again under its lock. A hint is used once: a write that must look again
+ * probes. */
+static void to_probe(mpidht_t *t, mpidht_item_t *it)
+{
+    it->step = PROBE;
+    if (!it->hinted)
+        return;
+    it->hinted = false;
+    if (!mpidht_engine_hint_holds(t, it))
+        return;
+    t->stats.probes_reused++;
+    it->chosen = it->hint_chosen;
+    it->planned = it->hint_planned;
+    if (it->chosen != 0)
+        it->step = LOCK;
+    else
+        to_act(t, it);
+}
+
 /* After a writer-bit attempt on candidate c: owned (maybe still with
  * readers to wait for), or taken back. */
 static mpidht_status_t after_lock(mpidht_t *t, mpidht_item_t *it, unsigned c,
@@ -205,7 +233,12 @@ static mpidht_status_t after_lock(mpidht_t *t, mpidht_item_t *it, unsigned c,
         return mpidht_item_wait(t, it) ? MPIDHT_OK : give_up(t, it);
     }
     it->held |= 1u << c;
-    it->step = READERS(old) ? drain_step : next_step;
+    if (READERS(old))
+        it->step = drain_step;
+    else if (next_step == PROBE)
+        to_probe(t, it);
+    else
+        it->step = next_step;
     return MPIDHT_OK;
 }
 
@@ -213,7 +246,10 @@ static mpidht_status_t after_drain(mpidht_t *t, mpidht_item_t *it, unsigned c,
                                    int next_step)
 {
     if (READERS(it->lock[c]) == 0) {
-        it->step = next_step;
+        if (next_step == PROBE)
+            to_probe(t, it);
+        else
+            it->step = next_step;
         return MPIDHT_OK;
     }
     return mpidht_item_wait(t, it) ? MPIDHT_OK : give_up(t, it);

@@ -70,7 +70,7 @@ def test_strided_bytes_like_and_empty_batches(comm: MPI.Intracomm, protocol: str
 def test_stats_names_match_library(table: mpidht.Table) -> None:
     assert list(table.stats()) == [
         "reads", "hits", "misses", "writes", "updates", "evictions", "removes",
-        "checksum_retries", "lock_retries", "timeouts", "atomic_updates"]
+        "checksum_retries", "lock_retries", "timeouts", "atomic_updates", "probes_reused"]
 
 
 def test_info(table: mpidht.Table, comm: MPI.Intracomm, protocol: str) -> None:
