@@ -7,6 +7,10 @@
  *   read    each rank reads back the keys it wrote (same draws)
  *   mixed   --read-percent reads, the rest writes, of the keys drawn for
  *           the write phase
+ *   fill    a surrogate filling the table: each call reads keys never
+ *           written (all miss), then, after --gap-bytes of other work,
+ *           writes them; only the writes are timed (the write after a
+ *           miss, read-for-insert). Not in the default --phases.
  *   raw-get one MPI_Get + flush of a random bucket-sized block of another
  *           rank's window (the one-sided limit), on the window kind the
  *           table uses by default (shared on one node); the block is a
@@ -104,6 +108,7 @@ typedef struct {
     const char *protocols; /* comma list */
     const char *phases;    /* comma list */
     const char *csv, *json;
+    unsigned long gap_bytes; /* fill: bytes written between reads and writes */
 } options_t;
 
 static void usage(FILE *out)
@@ -111,14 +116,19 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: mpidht_bench [options]\n"
             "  --protocols LIST   coarse,fine,lockfree (default all three)\n"
-            "  --phases LIST      write,read,mixed,raw-get,memcpy (default all)\n"
+            "  --phases LIST      write,read,mixed,fill,raw-get,memcpy (default all but\n"
+            "                     fill)\n"
             "  --dist uniform|zipf key distribution (default uniform)\n"
             "  --skew S           zipf skew in (0,1) (default 0.99)\n"
             "  --range N          keys are drawn from 1..N, N <= 2^63 (default 712500)\n"
             "  --ops N            operations per rank and phase (default 100000)\n"
             "  --batch LIST       keys per mpidht_read_batch call, 1..65536 each, e.g.\n"
             "                     1,8,64,512: one read phase per size on the same table\n"
-            "                     (default 1: single mpidht_read calls; at most 16)\n"
+            "                     (default 1: single mpidht_read calls; at most 16);\n"
+            "                     the fill phase too, with mpidht_write_batch\n"
+            "  --gap-bytes B      fill: bytes of its own memory each rank writes between a\n"
+            "                     call's reads and its writes, untimed, as the work a\n"
+            "                     miss stands for would (default 0)\n"
             "  --write-batch LIST keys per mpidht_write_batch call in the write phase,\n"
             "                     1..65536 each (default 1: single mpidht_write calls);\n"
             "                     several sizes, e.g. 1,8,64,512, are measured in one\n"
@@ -180,7 +190,7 @@ static int reject(const char *option, const char *value, const char *wanted)
 
 /* Whether every item of a comma list is one of names (and none empty). */
 static const char *const protocol_names[] = {"coarse", "fine", "lockfree"};
-static const char *const phase_names[] = {"write", "read", "mixed", "raw-get", "memcpy"};
+static const char *const phase_names[] = {"write", "read", "mixed", "fill", "raw-get", "memcpy"};
 
 /* 0 ok, 1 usage error (explained on stderr by rank 0), 2 help. */
 static int parse(int argc, char **argv, options_t *o)
@@ -208,8 +218,8 @@ static int parse(int argc, char **argv, options_t *o)
                 return reject(a, v, "a comma list of coarse, fine, lockfree");
             o->protocols = v;
         } else if (!strcmp(a, "--phases")) {
-            if (!bench_known_items(v, phase_names, 5))
-                return reject(a, v, "a comma list of write, read, mixed, raw-get, memcpy");
+            if (!bench_known_items(v, phase_names, 6))
+                return reject(a, v, "a comma list of write, read, mixed, fill, raw-get, memcpy");
             o->phases = v;
         } else if (!strcmp(a, "--dist")) {
             if (strcmp(v, "uniform") && strcmp(v, "zipf"))
@@ -236,6 +246,10 @@ static int parse(int argc, char **argv, options_t *o)
             if (parse_batches(v, o->write_batches, &o->write_batch_count))
                 return reject(a, v, "a comma list of at most 16 whole numbers of keys per "
                                     "call, each from 1 to 65536");
+        } else if (!strcmp(a, "--gap-bytes")) {
+            if (!whole)
+                return reject(a, v, "a whole number of bytes");
+            o->gap_bytes = n;
         } else if (!strcmp(a, "--read-percent")) {
             if (!whole || n > 100)
                 return reject(a, v, "a whole number from 0 to 100");
@@ -349,6 +363,7 @@ typedef struct {
     float *samples;
     double unmeasured_us; /* marking values and checking reads, left out of
                            * a phase's time (keys/s as before they were checked) */
+    unsigned char *gap;   /* fill: --gap-bytes of this rank's own */
 } bench_t;
 
 static uint64_t draw(bench_t *b, keygen_rng_t *rng)
@@ -421,8 +436,41 @@ static float timed_call(bench_t *b, mpidht_t *t, keygen_rng_t *keys, bool write,
     return (float)((double)(c1 - c0) / b->tpu / (double)n);
 }
 
-/* Runs one DHT phase, with calls of `batch` keys in the write and read
- * phases (1: single calls); fills r on rank 0. */
+/* One call of the fill phase: n keys never written (ids first_id..),
+ * read (every one must miss), --gap-bytes written, then the keys written:
+ * a single mpidht_read and mpidht_write (n = 1, not batched) or batched
+ * calls. Returns the write's time per key in µs; the rest counts as
+ * unmeasured. */
+static float fill_call(bench_t *b, mpidht_t *t, uint64_t first_id, bool batched, size_t n)
+{
+    size_t vs = b->o->value_size;
+    uint64_t m0 = ticks();
+    for (size_t k = 0; k < n; ++k)
+        make_key(b, k, first_id + k);
+    mpidht_status_t st = batched ? mpidht_read_batch(t, n, b->keys, b->values, b->found)
+                                 : mpidht_read(t, b->keys, b->values);
+    check(st, "fill: read");
+    for (size_t k = 0; k < n; ++k) {
+        if (batched ? b->found[k] != 0 : st == MPIDHT_OK) {
+            fprintf(stderr, "mpidht_bench: fill: key %" PRIu64 ", never written, was found\n",
+                    b->ids[k]);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        mark_value(b->values + k * vs, vs, b->ids[k]);
+    }
+    if (b->o->gap_bytes > 0)
+        memset(b->gap, (int)(first_id & 0xff), b->o->gap_bytes);
+    uint64_t c0 = ticks();
+    st = batched ? mpidht_write_batch(t, n, b->keys, b->values, NULL)
+                 : mpidht_write(t, b->keys, b->values, NULL);
+    uint64_t c1 = ticks();
+    check(st, "fill: write");
+    b->unmeasured_us += (double)(c0 - m0) / b->tpu;
+    return (float)((double)(c1 - c0) / b->tpu / (double)n);
+}
+
+/* Runs one DHT phase, with calls of `batch` keys in the write, read and
+ * fill phases (1: single calls); fills r on rank 0. */
 static void run_dht_phase(bench_t *b, mpidht_t *t, const char *phase, unsigned long batch,
                           uint64_t seed, result_t *r)
 {
@@ -435,13 +483,18 @@ static void run_dht_phase(bench_t *b, mpidht_t *t, const char *phase, unsigned l
     MPI_Barrier(MPI_COMM_WORLD);
     bool batched = batch > 1 && strcmp(phase, "mixed") != 0;
     bool writes = !strcmp(phase, "write"), mixed = !strcmp(phase, "mixed");
+    bool fill = !strcmp(phase, "fill");
+    /* fill: keys above the range (misses), this rank's own, fresh in every
+     * pass (seed) */
+    uint64_t fresh = o->range + 1 + ((uint64_t)rank << 40) + (seed << 32);
     unsigned long calls = 0;
     b->unmeasured_us = 0;
     double t0 = MPI_Wtime();
     for (unsigned long done = 0; done < o->ops;) {
         size_t n = !batched ? 1 : o->ops - done < batch ? o->ops - done : batch;
         bool write = writes || (mixed && keygen_next(&mix) % 100 >= o->read_percent);
-        b->samples[calls++] = timed_call(b, t, &keys, write, batched, n, phase);
+        b->samples[calls++] = fill ? fill_call(b, t, fresh + done, batched, n)
+                                   : timed_call(b, t, &keys, write, batched, n, phase);
         done += n;
     }
     double elapsed = MPI_Wtime() - t0 - b->unmeasured_us * 1e-6;
@@ -707,9 +760,11 @@ int main(int argc, char **argv)
     b.keys = calloc(rows, o.key_size);
     b.values = calloc(rows, o.value_size);
     b.found = calloc(rows, 1);
+    b.gap = o.gap_bytes > 0 ? malloc(o.gap_bytes) : NULL;
     b.ids = calloc(rows, sizeof *b.ids);
     b.samples = malloc(sizeof *b.samples * o.ops * o.write_batch_count);
-    if (!b.keys || !b.values || !b.found || !b.ids || !b.samples) {
+    if (!b.keys || !b.values || !b.found || !b.ids || !b.samples ||
+        (o.gap_bytes > 0 && !b.gap)) {
         fprintf(stderr, "mpidht_bench: out of memory for %lu keys of %zu bytes and values "
                         "of %zu bytes per call\n", rows, o.key_size, o.value_size);
         MPI_Abort(MPI_COMM_WORLD, 1);
@@ -739,7 +794,7 @@ int main(int argc, char **argv)
 
     static const mpidht_protocol_t protocols[] = {
         MPIDHT_PROTOCOL_COARSE, MPIDHT_PROTOCOL_FINE, MPIDHT_PROTOCOL_LOCKFREE};
-    static const char *const dht_phases[] = {"write", "read", "mixed"};
+    static const char *const dht_phases[] = {"write", "read", "mixed", "fill"};
     for (int p = 0; p < 3; ++p) {
         const char *name = mpidht_protocol_name(protocols[p]);
         if (!bench_listed(o.protocols, name))
@@ -759,7 +814,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "mpidht_bench: create: %s\n", mpidht_strerror(st));
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
-        for (int ph = 0; ph < 3; ++ph) {
+        for (int ph = 0; ph < 4; ++ph) {
             if (!bench_listed(o.phases, dht_phases[ph]))
                 continue;
             if (ph == 0 && o.write_batch_count > 1) {
@@ -771,13 +826,16 @@ int main(int argc, char **argv)
                 }
                 continue;
             }
-            /* the read phase runs once per --batch size; write and mixed once */
-            size_t passes = ph == 1 ? o.batch_count : 1;
+            /* the read and fill phases run once per --batch size; write and
+             * mixed once */
+            size_t passes = ph == 1 || ph == 3 ? o.batch_count : 1;
             for (size_t k = 0; k < passes; ++k) {
-                unsigned long batch = ph == 0 ? o.write_batches[0] : ph == 1 ? o.batches[k] : 1;
+                unsigned long batch = ph == 0 ? o.write_batches[0]
+                                      : ph == 1 || ph == 3 ? o.batches[k] : 1;
                 result_t r = {.protocol = name};
-                /* every phase replays the write phase's key draws */
-                run_dht_phase(&b, t, dht_phases[ph], batch, 1, &r);
+                /* every phase replays the write phase's key draws (fill:
+                 * draws keys of its own, fresh in each pass) */
+                run_dht_phase(&b, t, dht_phases[ph], batch, ph == 3 ? 1 + k : 1, &r);
                 if (rank == 0)
                     report(&r, &o, size, csv, json, &first_json);
             }
@@ -803,6 +861,7 @@ int main(int argc, char **argv)
     free(b.keys);
     free(b.values);
     free(b.found);
+    free(b.gap);
     free(b.ids);
     free(b.samples);
     MPI_Finalize();
