@@ -2,10 +2,10 @@
 # Smoke run of mpidht_bench's batched phases: one tiny run at 2 ranks with
 # the write phase in batches of 8 and the read phase single, in batches of
 # 8 and in one batch larger than a rank's keys, for every protocol; one
-# with three write sizes interleaved in one write phase; then
-# bad --batch, --write-batch, --window and --eviction values, each of which
-# must be rejected with a non-zero exit and a message naming the option.
-# No timing checks.
+# with three write sizes interleaved in one write phase; one of the fill
+# phase; then bad --batch, --write-batch, --window, --eviction and
+# --gap-bytes values, each of which must be rejected with a non-zero exit
+# and a message naming the option. No timing checks.
 #
 # usage: test_bench_batch.sh BENCH MPIEXEC [MPIEXEC_FLAGS...]
 set -euo pipefail
@@ -51,6 +51,20 @@ for protocol in coarse fine lockfree; do
   fi
 done
 
+# The fill phase: one row per --batch size; every read was of a key never
+# written (a miss), and each was written after it.
+out=$("$mpiexec" "${flags[@]}" -n 2 "$bench" --phases fill --batch 1,8 --gap-bytes 4096 \
+        --ops 50 --memory 1048576 --range 5000)
+echo "$out"
+for protocol in coarse fine lockfree; do
+  rows=$(awk -v p="$protocol" '$1 == p && $4 == 2 && $6 == 100 && $11 == 100 {
+           print $2 "/" $5 }' <<< "$out" | paste -sd' ')
+  if [[ $rows != "fill/1 fill/8" ]]; then
+    echo "FAIL: fill $protocol rows were '$rows'" >&2
+    exit 1
+  fi
+done
+
 reject() {
   local option=$1 value=$2 err
   if "$bench" "$option" "$value" > /dev/null 2> "$dir/err"; then
@@ -72,6 +86,7 @@ reject --write-batch 0
 reject --write-batch 1,,8
 reject --window remote
 reject --eviction lru
+reject --gap-bytes abc
 for value in 1 9223372036854775809 100000000000000000000; do
   reject --range "$value"
   if ! grep -qF "from 2 to 2^63" "$dir/err"; then  # the bound, however far beyond
@@ -79,4 +94,4 @@ for value in 1 9223372036854775809 100000000000000000000; do
     exit 1
   fi
 done
-echo "batch benchmark smoke: two runs, 10 bad values rejected"
+echo "batch benchmark smoke: three runs, 11 bad values rejected"
