@@ -54,11 +54,11 @@ static inline unsigned char *mpidht_bucket_value(const mpidht_t *t,
 }
 
 /* Occupied and holding exactly key. */
-static inline bool mpidht_bucket_holds(const mpidht_t *t, unsigned char *b,
+static inline bool mpidht_bucket_holds(const mpidht_t *t, const unsigned char *b,
                                        const void *key)
 {
     return (mpidht_bucket_meta(t, b) & MPIDHT_META_OCCUPIED) &&
-           memcmp(mpidht_bucket_key(t, b), key, t->key_size) == 0;
+           memcmp(b + t->layout.meta_offset + 1, key, t->key_size) == 0;
 }
 
 /* Usable by a writer without evicting anything. */

@@ -325,11 +325,11 @@ void mpidht_engine_leave_hint(mpidht_t *t, const unsigned char *base,
     bool by_recency = mpidht_engine_evicts_by_recency(t);
     for (unsigned c = 0; c < n; ++c) {
         const unsigned char *at = base + mpidht_bucket_disp(t, mpidht_candidate(addr, c));
-        if (!(at[l->meta_offset] & MPIDHT_META_OCCUPIED)) {
+        if (mpidht_bucket_is_free(t, at)) {
             chosen = chosen < n ? chosen : c;
             continue;
         }
-        if (memcmp(at + l->meta_offset + 1, key, t->key_size) == 0)
+        if (mpidht_bucket_holds(t, at, key))
             return; /* stored since the look */
         if (chosen < n || !by_recency)
             continue;
