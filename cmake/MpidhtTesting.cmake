@@ -32,7 +32,10 @@ set(MPIDHT_TEST_ENV
 #                     [ENV VAR=value...])
 # registers TARGET<s>_np<n> for each process count n (default
 # MPIDHT_TEST_NPROCS, or MPIDHT_TEST_NPROCS_CONCURRENT for a test of
-# concurrent operations), with ENV added to MPIDHT_TEST_ENV.
+# concurrent operations), with ENV added to MPIDHT_TEST_ENV. Each test
+# runs in a folder of its own (run/<name> under the calling folder's build
+# folder), so that the files it writes by relative names meet no other
+# test's under `ctest -j N`; files tests share are named by absolute path.
 function(mpidht_add_mpi_test target)
   cmake_parse_arguments(T "CONCURRENT" "SUFFIX" "NPROCS;ARGS;ENV" ${ARGN})
   if(NOT T_NPROCS AND T_CONCURRENT)
@@ -46,7 +49,10 @@ function(mpidht_add_mpi_test target)
     add_test(NAME ${name}
       COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
               $<TARGET_FILE:${target}> ${MPIEXEC_POSTFLAGS} ${T_ARGS})
+    set(dir ${CMAKE_CURRENT_BINARY_DIR}/run/${name})
+    file(MAKE_DIRECTORY ${dir})
     set_tests_properties(${name} PROPERTIES
-      ENVIRONMENT "${env}" TIMEOUT ${MPIDHT_TEST_TIMEOUT} PROCESSORS ${np})
+      ENVIRONMENT "${env}" TIMEOUT ${MPIDHT_TEST_TIMEOUT} PROCESSORS ${np}
+      WORKING_DIRECTORY ${dir})
   endforeach()
 endfunction()
