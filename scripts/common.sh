@@ -29,18 +29,24 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 # python_env DIR MPI: a virtual environment at DIR with NumPy, pytest, the
 # simulator's PHREEQC, SciPy and tqdm, and mpi4py's wheel from PyPI, then
 # mpidht itself, built by `pip install` from this checkout with MPI's
-# compiler wrapper. The wheel loads the system's libmpi: with Open MPI as
-# is; with MPICH through the name libmpi.so.12 (MPICH's ABI), which Debian
-# ships as libmpich.so.12 only, so DIR/mpich-abi/ holds that name for it
-# and `mpi_env DIR MPI` gives what its processes need in their environment.
+# compiler wrapper: python_deps DIR MPI, then python_package DIR MPI.
 python_env() {
+  python_deps "$@" && python_package "$@"
+}
+
+# python_deps DIR MPI: the environment at DIR and everything mpidht needs
+# in it. The mpi4py wheel loads the system's libmpi: with Open MPI as is;
+# with MPICH through the name libmpi.so.12 (MPICH's ABI), which Debian
+# ships as libmpich.so.12 only, so DIR/mpich-abi/ holds that name for it
+# and `mpi_env DIR MPI` gives what its processes need in their
+# environment. Two of these may run at once (pip's cache takes that).
+python_deps() {
   local venv=$1 mpi=$2
-  local pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check)
   [[ -x $venv/bin/python ]] || python3 -m venv "$venv" || return 1
   if [[ $mpi == mpich ]]; then
     local lib
     lib=$(ldconfig -p | awk '$1 == "libmpich.so.12" { print $NF; exit }')
-    [[ -n $lib ]] || { echo "python_env: MPICH's libmpich.so.12 not found (ldconfig -p)" >&2; return 1; }
+    [[ -n $lib ]] || { echo "python_deps: MPICH's libmpich.so.12 not found (ldconfig -p)" >&2; return 1; }
     mkdir -p "$venv/mpich-abi" && ln -sfn "$lib" "$venv/mpich-abi/libmpi.so.12" || return 1
   fi
   # setuptools 77: the first to read pyproject.toml's SPDX licence (PEP 639),
@@ -51,9 +57,17 @@ python_env() {
 setuptools.command.bdist_wheel, pip
 assert int(setuptools.__version__.split('.')[0]) >= 77 and int(pip.__version__.split('.')[0]) >= 25" \
       2> /dev/null; then
-    "${pip[@]}" "${deps[@]}" || return 1
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check "${deps[@]}" || return 1
   fi
-  MPICC=mpicc.$mpi "${pip[@]}" --no-build-isolation --no-deps --force-reinstall "$repo"
+}
+
+# python_package DIR MPI: mpidht built into DIR (made by python_deps) with
+# MPI's compiler wrapper. One at a time: pip builds it in this checkout's
+# build/ folder, which two builds at once would share.
+python_package() {
+  local venv=$1 mpi=$2
+  MPICC=mpicc.$mpi "$venv/bin/python" -m pip install -q --disable-pip-version-check \
+    --no-build-isolation --no-deps --force-reinstall "$repo"
 }
 
 # mpi_env VENV MPI: the environment (NAME=value, one a line) that

@@ -2,10 +2,11 @@
 # Every test: installs what is missing, then builds and runs the CTest
 # suite three times: with Open MPI, with MPICH, and with Open MPI under
 # AddressSanitizer and UndefinedBehaviorSanitizer; installs the Python
-# package (`pip install .`) for each MPI and runs its pytest suite, checks
-# the source distribution (scripts/check-sdist.sh), type-checks the Python
-# code (mypy --strict) and builds the docs; the dump loader's fuzz target
-# runs for a minute on one core beside those single-process steps.
+# package (`pip install .`) for each MPI and runs its pytest suite (the
+# two 1-process runs side by side), checks the source distribution
+# (scripts/check-sdist.sh), type-checks the Python code (mypy --strict)
+# and builds the docs; the dump loader's fuzz target runs for a minute on
+# one core beside those single-process steps.
 # MPI tests run at 1, 2 and 4 processes (MPICH: see below). Where this
 # machine can make network namespaces (root), the hot-key, batch, atomic
 # update, dump/restore and window tests also run across 2 emulated hosts
@@ -130,46 +131,91 @@ count_suite() {
   if ((rc != 0 || bad != 0)); then status=1; fi
 }
 
-# run_python_suite NAME MPI: install_python NAME MPI, then
-# run_python_tests NAME MPI.
-run_python_suite() {
-  install_python "$@" && run_python_tests "$@"
-}
-
-# install_python NAME MPI: the package into build/NAME-venv; on failure
-# shows the log, counts a failure and returns 1.
-install_python() {
-  local name=$1 mpi=$2 venv=$build_root/$1-venv
-  say "$name: pip install ."
-  if ! python_env "$venv" "$mpi" > "$build_root/$name.install.log" 2>&1; then
-    cat "$build_root/$name.install.log"
-    say "$name: INSTALL FAILED"
-    failed=$((failed + 1)) status=1
-    return 1
-  fi
-}
-
-# run_python_tests NAME MPI: pytest on every rank under mpiexec at 1, 2
-# and 4 processes; counts rank 0's JUnit report, passed, failed and
-# skipped (one_process tests at 2 and 4); every rank must exit 0.
-run_python_tests() {
-  local name=$1 mpi=$2 venv=$build_root/$1-venv np
-  local env
-  mapfile -t env < <(mpi_env "$venv" "$mpi")
-  for np in 1 2 4; do
-    local out=$build_root/$name/np$np counts
-    rm -rf "$out"
-    say "$name: pytest at $np processes"
-    env "${env[@]}" timeout 900 "mpiexec.$mpi" -n "$np" "$repo/python/tests/pytest-rank.sh" \
-      "$venv/bin/python" "$out" "$repo/python/tests"
-    local rc=$?
-    counts=$("$venv/bin/python" "$repo/python/tests/junit_counts.py" "$out/rank0.xml")
-    local good bad skip
-    read -r good bad skip <<< "$counts"
-    if ((rc != 0 && bad == 0)); then bad=1; fi  # another rank failed
-    passed=$((passed + good)) failed=$((failed + bad)) skipped=$((skipped + skip))
-    if ((rc != 0 || bad != 0)); then status=1; fi
+# install_pythons: the Python package for each MPI, into
+# build/python-MPI-venv: their dependencies side by side (pip is mostly
+# one core, and the two need the same files), then mpidht into each in
+# turn (python_deps, python_package in common.sh). A failure shows its
+# log and counts; python_ok[MPI] says which environments are ready.
+declare -A python_ok=()
+install_pythons() {
+  local mpi pid log
+  declare -A pids=()
+  say "python: pip install . for Open MPI and for MPICH"
+  for mpi in openmpi mpich; do
+    python_deps "$build_root/python-$mpi-venv" "$mpi" > "$build_root/python-$mpi.install.log" 2>&1 &
+    pids[$mpi]=$!
   done
+  for mpi in openmpi mpich; do
+    log=$build_root/python-$mpi.install.log
+    if wait "${pids[$mpi]}" && python_package "$build_root/python-$mpi-venv" "$mpi" >> "$log" 2>&1
+    then
+      python_ok[$mpi]=true
+    else
+      cat "$log"
+      say "python-$mpi: INSTALL FAILED"
+      failed=$((failed + 1)) status=1
+      python_ok[$mpi]=false
+    fi
+  done
+}
+
+# pytest_at MPI NP: pytest on every rank of mpiexec.MPI -n NP
+# (pytest-rank.sh: rank 0's output on stdout; every rank's log and JUnit
+# report in build/python-MPI/npNP); MPICH's run with fewer operations in
+# the heavy tests, as its C suite. Returns mpiexec's status.
+pytest_at() {
+  local mpi=$1 np=$2 venv=$build_root/python-$1-venv out=$build_root/python-$1/np$2 env
+  mapfile -t env < <(mpi_env "$venv" "$mpi")
+  [[ $mpi == mpich ]] && env+=(MPIDHT_TEST_SCALE=0.1)
+  rm -rf "$out"
+  env "${env[@]}" timeout 900 "mpiexec.$mpi" -n "$np" "$repo/python/tests/pytest-rank.sh" \
+    "$venv/bin/python" "$out" "$repo/python/tests"
+}
+
+# count_pytest MPI NP RC: adds the passed, failed and skipped tests of
+# rank 0's JUnit report (skipped: the one_process tests at 2 and 4) of
+# pytest_at MPI NP, which returned RC: every rank must have exited 0.
+count_pytest() {
+  local mpi=$1 np=$2 rc=$3 counts good bad skip
+  counts=$("$build_root/python-$mpi-venv/bin/python" "$repo/python/tests/junit_counts.py" \
+    "$build_root/python-$mpi/np$np/rank0.xml")
+  read -r good bad skip <<< "$counts"
+  if ((rc != 0 && bad == 0)); then bad=1; fi  # another rank failed
+  passed=$((passed + good)) failed=$((failed + bad)) skipped=$((skipped + skip))
+  if ((rc != 0 || bad != 0)); then status=1; fi
+}
+
+# run_pytest MPI NP: pytest_at MPI NP, counted.
+run_pytest() {
+  say "python-$1: pytest at $2 processes"
+  pytest_at "$1" "$2"
+  count_pytest "$1" "$2" $?
+}
+
+# pytest_singles: both 1-process runs side by side, each mostly on one
+# core (MPICH's output after Open MPI's); either alone where the other's
+# environment failed.
+pytest_singles() {
+  if ! ${python_ok[mpich]}; then
+    ${python_ok[openmpi]} && run_pytest openmpi 1
+    return
+  fi
+  if ! ${python_ok[openmpi]}; then
+    run_pytest mpich 1
+    return
+  fi
+  local log=$build_root/python-mpich.np1.log rc
+  say "python-openmpi and python-mpich: pytest at 1 process, side by side"
+  pytest_at mpich 1 > "$log" 2>&1 &
+  suite_pid[pytest-mpich]=$!
+  pytest_at openmpi 1
+  count_pytest openmpi 1 $?
+  wait "${suite_pid[pytest-mpich]}"
+  rc=$?
+  unset "suite_pid[pytest-mpich]"
+  say "python-mpich: pytest at 1 process (beside Open MPI's)"
+  cat "$log"
+  count_pytest mpich 1 "$rc"
 }
 
 # run_step NAME TITLE COMMAND...: one test; COMMAND's output goes to
@@ -244,7 +290,12 @@ run_suite sanitizers openmpi -DCMAKE_BUILD_TYPE=Debug -DMPIDHT_BUILD_TESTS=ON \
   -DMPIDHT_TEST_NPROCS="1;2" -DMPIDHT_TEST_NPROCS_CONCURRENT="1;2;4" \
   -DMPIDHT_TEST_NPROCS_MPI_ACCESS="1;2"
 
-run_python_suite python-openmpi openmpi
+install_pythons
+pytest_singles
+if ${python_ok[openmpi]}; then
+  run_pytest openmpi 2
+  run_pytest openmpi 4
+fi
 if $hosts_ok; then
   run_step hosts-simulator "the simulator on workers spread over 2 emulated hosts" \
     bash "$repo/tests/hosts/simulator-across.sh" "$build_root/python-openmpi-venv/bin/python" \
@@ -255,19 +306,17 @@ else
 fi
 # The dump loader under libFuzzer (clang), ASan and UBSan, for a bounded
 # time (a minute, on one core) from a generated seed corpus, beside the
-# single-process steps up to MPICH's Python install.
+# single-process steps that follow.
 start_suite fuzz openmpi -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
   -DMPIDHT_BUILD_FUZZ=ON -DMPIDHT_SANITIZE=address,undefined -DMPIDHT_BUILD_TESTS=OFF \
   -DMPIDHT_BUILD_EXAMPLES=OFF -DMPIDHT_BUILD_BENCH=OFF
 run_step sdist "build, inspect and install the sdist" check_sdist
 run_step mypy "mypy --strict and pycodestyle" typecheck
 run_step docs "build the HTML docs and check links" build_docs
-mpich_python=true
-install_python python-mpich mpich || mpich_python=false
 finish_suite fuzz
-# As for the C suite, fewer operations in the heavy tests under MPICH.
-if $mpich_python; then
-  MPIDHT_TEST_SCALE=0.1 run_python_tests python-mpich mpich
+if ${python_ok[mpich]}; then
+  run_pytest mpich 2
+  run_pytest mpich 4
 fi
 
 echo
