@@ -6,7 +6,8 @@
  *   test_dump_kill loop FILE DIR     fills it with values of another,
  *                                    writes each rank's pid to
  *                                    DIR/pid.RANK and dumps to FILE again
- *                                    and again;
+ *                                    and again, for at most LOOP_SECONDS
+ *                                    and while its launcher lives;
  *   test_dump_kill verify FILE       restores FILE, which must hold one of
  *                                    the two contents completely, then
  *                                    dumps over it once more, past the
@@ -19,10 +20,35 @@
 
 enum { KEY = 16, VALUE = 240 };
 
+/* The loop's bound: the test kills it within about a minute (its
+ * script's wait for the pid files), so a loop still running after this
+ * was left behind by a test that ended first. */
+#define LOOP_SECONDS 300.0
+
 /* Entries per table (fewer under MPICH: see test_scaled). */
 static uint64_t entries(void)
 {
     return test_scaled(50000, 10000);
+}
+
+/* Dumps table to file again and again until killed. A test killed or
+ * timed out before it kills these processes leaves none behind: they stop
+ * together once the launcher that started any of them is gone (its
+ * process is no longer their parent) or after LOOP_SECONDS, and leave
+ * without MPI_Finalize, which a launcher that is gone may never answer. */
+static void dump_until_killed(mpidht_t *table, const char *file)
+{
+    long launcher = (long)getppid();
+    double until = MPI_Wtime() + LOOP_SECONDS;
+    for (;;) {
+        int stop = (long)getppid() != launcher || MPI_Wtime() > until, any = 0;
+        MPI_Allreduce(&stop, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+        if (any) {
+            fprintf(stderr, "test_dump_kill: not killed in time or launcher gone: leaving\n");
+            _exit(1);
+        }
+        CHECK_OK(mpidht_dump(table, file));
+    }
 }
 
 static mpidht_t *make_table(void)
@@ -53,8 +79,7 @@ int main(int argc, char **argv)
         CHECK(f != NULL);
         fprintf(f, "%ld\n", (long)getpid());
         CHECK(fclose(f) == 0);
-        for (;;) /* until killed */
-            CHECK_OK(mpidht_dump(table, file));
+        dump_until_killed(table, file);
     } else if (strcmp(argv[1], "verify") == 0) {
         mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
         CHECK_OK(mpidht_restore(table, file, &r));
