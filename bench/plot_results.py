@@ -75,7 +75,7 @@ DISTS = ("uniform", "zipf")
 
 #: What a run measures; every other field of a row but its run is a setting.
 MEASURED = ("ops_per_s", "p50_us", "p99_us", "mean_us", "misses", "checksum_mismatches",
-            "lock_retries", "p50_slowest_us")
+            "lock_retries", "p50_slowest_us", "p99_slowest_us")
 
 
 def run_of(path: Path) -> int:
@@ -668,15 +668,18 @@ def spread(r: Row) -> str:
 
 def table(rows: list[Row]) -> list[str]:
     out = ["Operations/s: the median over the runs of a setting, and their range; "
-           "latencies and counts: medians.", "",
-           "| protocol | phase | keys | ranks | ops/s | p50 µs | p99 µs | mean µs | misses "
-           "| checksum retries |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+           "latencies and counts: medians. Latencies over all ranks' samples, and the "
+           "slowest rank's: the highest of the ranks' own p50 and p99 (– where the run "
+           "did not give them).", "",
+           "| protocol | phase | keys | ranks | ops/s | p50 µs | p99 µs | slowest rank's "
+           "p50 µs | slowest rank's p99 µs | mean µs | misses | checksum retries |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in sorted(rows, key=lambda r: (r["distribution"], r["ranks"], r["protocol"], r["phase"])):
         def f(key: str) -> str:
             return f"{r[key]:.3f}" if key in r else "–"
         out.append(f"| {r['protocol']} | {r['phase']} | {r['distribution']} | {r['ranks']} | "
-                   f"{spread(r)} | {f('p50_us')} | {f('p99_us')} | {f('mean_us')} | "
+                   f"{spread(r)} | {f('p50_us')} | {f('p99_us')} | {f('p50_slowest_us')} | "
+                   f"{f('p99_slowest_us')} | {f('mean_us')} | "
                    f"{r.get('misses', 0)} | {r.get('checksum_mismatches', '–')} |")
     return out
 

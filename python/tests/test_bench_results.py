@@ -135,6 +135,22 @@ def test_latency_target_compares_the_slowest_ranks(plot_results: ModuleType) -> 
     assert latency.endswith("| 1.00× (2 ranks: p50 0.30 µs against 0.30 µs) |")
 
 
+def test_all_rows_give_the_slowest_ranks_percentiles(plot_results: ModuleType) -> None:
+    """Every row gives the slowest rank's p50 and p99 beside those of all
+    ranks' samples together, which can hide one slow rank; a run that did
+    not give them shows a dash, not another figure."""
+    rows = [{**row("lockfree", "read", 2, 1e6, 0.30), "p50_slowest_us": 0.40,
+             "p99_slowest_us": 2.50},
+            row("coarse", "read", 2, 1e6, 0.50)]
+    lines = plot_results.table(rows)
+    header = next(line for line in lines if line.startswith("| protocol |"))
+    assert "| p50 µs | p99 µs | slowest rank's p50 µs | slowest rank's p99 µs |" in header
+    lockfree = next(line for line in lines if line.startswith("| lockfree |"))
+    assert "| 0.300 | 0.600 | 0.400 | 2.500 | 0.300 |" in lockfree
+    coarse = next(line for line in lines if line.startswith("| coarse |"))
+    assert "| 0.500 | 1.000 | – | – | 0.500 |" in coarse
+
+
 def test_batched_reads_target_names_the_worst_protocol(plot_results: ModuleType) -> None:
     """The batches-of-64 target is the worst speedup of any protocol and
     rank count, not the lock-free one's alone."""
