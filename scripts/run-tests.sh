@@ -140,7 +140,7 @@ count_suite() {
 # log and counts; python_ok[MPI] says which environments are ready.
 declare -A python_ok=()
 install_pythons() {
-  local mpi pid log
+  local mpi log
   declare -A pids=()
   say "python: pip install . for Open MPI and for MPICH"
   for mpi in openmpi mpich; do
