@@ -21,6 +21,14 @@
 enum { CHUNK_MAX_ITEMS = 1024, CHUNK_DIRECT_ITEMS = 64 };
 #define CHUNK_SLOT_BYTES ((size_t)256 << 10)
 
+/* A get queued until its round's flush (issue_queued_gets). */
+struct mpidht_queued_get {
+    void *origin;
+    MPI_Aint disp;
+    int len;
+    int rank;
+};
+
 size_t mpidht_engine_chunk(const mpidht_t *t)
 {
     size_t per_item = (size_t)t->candidates * t->layout.bucket_size;
@@ -44,6 +52,11 @@ void mpidht_engine_release(mpidht_t *t)
     free(e->refresh_value);
     free(e->claim_bucket);
     free(e->claim_run);
+    free(e->gets);
+    free(e->gather_origin);
+    free(e->gather_disp);
+    free(e->gather_len);
+    free(e->gets_per_target);
     free(e->update_value);
     free(e);
     t->engine = NULL;
@@ -76,7 +89,9 @@ mpidht_status_t mpidht_engine_reserve(mpidht_t *t, size_t items)
         e->dirty_list = calloc(ranks, sizeof *e->dirty_list);
         e->refresh_pending = calloc(ranks, 1);
         e->refresh_value = calloc(ranks, sizeof *e->refresh_value);
-        if (!e->dirty || !e->dirty_list || !e->refresh_pending || !e->refresh_value) {
+        e->gets_per_target = calloc(ranks, sizeof *e->gets_per_target);
+        if (!e->dirty || !e->dirty_list || !e->refresh_pending || !e->refresh_value ||
+            !e->gets_per_target) {
             mpidht_engine_release(t);
             return MPIDHT_ERR_NO_MEMORY;
         }
@@ -91,17 +106,38 @@ mpidht_status_t mpidht_engine_reserve(mpidht_t *t, size_t items)
     unsigned char *new_slots = calloc(items, per_item);
     uint64_t *claim_bucket = calloc(claims, sizeof *claim_bucket);
     uint32_t *claim_run = calloc(claims, sizeof *claim_run);
-    if (!new_items || !new_slots || !claim_bucket || !claim_run) {
+    /* An item's issue step gets at most every candidate once. */
+    size_t gets = items * t->candidates;
+    struct mpidht_queued_get *queue = calloc(gets, sizeof *queue);
+    MPI_Aint *gather_origin = calloc(gets, sizeof *gather_origin);
+    MPI_Aint *gather_disp = calloc(gets, sizeof *gather_disp);
+    int *gather_len = calloc(gets, sizeof *gather_len);
+    if (!new_items || !new_slots || !claim_bucket || !claim_run || !queue || !gather_origin ||
+        !gather_disp || !gather_len) {
         free(new_items);
         free(new_slots);
         free(claim_bucket);
         free(claim_run);
+        free(queue);
+        free(gather_origin);
+        free(gather_disp);
+        free(gather_len);
         return MPIDHT_ERR_NO_MEMORY;
     }
     free(e->items);
     free(e->slots);
     free(e->claim_bucket);
     free(e->claim_run);
+    free(e->gets);
+    free(e->gather_origin);
+    free(e->gather_disp);
+    free(e->gather_len);
+    e->gets = queue;
+    e->gets_count = 0;
+    e->gets_capacity = gets;
+    e->gather_origin = gather_origin;
+    e->gather_disp = gather_disp;
+    e->gather_len = gather_len;
     e->items = new_items;
     e->slots = new_slots;
     e->claim_bucket = claim_bucket;
@@ -184,6 +220,94 @@ static void touch(mpidht_t *t, int rank)
         e->dirty[rank] = 1;
         e->dirty_list[e->dirty_count++] = rank;
     }
+}
+
+/*
+ * Queued gets: those to processes on other nodes. A round's gets to such
+ * a process are handed to MPI just before the round's flush, where there
+ * are at least two in one MPI_Get whose target datatype lists their
+ * buckets and whose origin datatype their slots, so that a round costs
+ * one message per target (under osc pt2pt, where every call is a message
+ * the target handles, or over a network), not one per bucket. Gets on the
+ * node (MPI_Win_allocate, where the library copies each get itself) are
+ * issued at once, one MPI_Get each: gathered there, the datatypes cost
+ * more than they save (Open MPI 4.1, 1 rank, lock-free reads in batches
+ * of 64: 2.4-2.8 M keys/s gathered against 3.7-3.9 M separate).
+ */
+/* The gets [begin, begin + n) of the scratch arrays, all to rank, in one
+ * MPI_Get. */
+static int get_gathered(mpidht_t *t, int rank, size_t begin, size_t n)
+{
+    mpidht_engine_t *e = t->engine;
+    MPI_Datatype origin = MPI_DATATYPE_NULL, target = MPI_DATATYPE_NULL;
+    int rc = MPI_Type_create_hindexed((int)n, e->gather_len + begin, e->gather_origin + begin,
+                                      MPI_BYTE, &origin);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Type_create_hindexed((int)n, e->gather_len + begin, e->gather_disp + begin,
+                                      MPI_BYTE, &target);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Type_commit(&origin);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Type_commit(&target);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Get(MPI_BOTTOM, 1, origin, rank, 0, 1, target, t->win);
+    /* Freed at once: MPI keeps them until the get completes. */
+    if (origin != MPI_DATATYPE_NULL)
+        MPI_Type_free(&origin);
+    if (target != MPI_DATATYPE_NULL)
+        MPI_Type_free(&target);
+    return rc;
+}
+
+/* Hands every queued get to MPI (the queue is empty afterwards, also on
+ * an error). Every target with a queued get is in the dirty list. */
+static mpidht_status_t issue_queued_gets(mpidht_t *t)
+{
+    mpidht_engine_t *e = t->engine;
+    size_t n = e->gets_count;
+    if (n == 0)
+        return MPIDHT_OK;
+    e->gets_count = 0;
+    /* Each target's count; then, for the targets whose gets go together,
+     * where their group starts in the scratch arrays (in the order of the
+     * dirty list), for the others SIZE_MAX. */
+    size_t *at = e->gets_per_target;
+    for (size_t i = 0; i < n; ++i)
+        at[e->gets[i].rank]++;
+    size_t start = 0;
+    for (size_t i = 0; i < e->dirty_count; ++i) {
+        int rank = e->dirty_list[i];
+        size_t count = at[rank];
+        at[rank] = count > 1 ? start : SIZE_MAX;
+        start += at[rank] == SIZE_MAX ? 0 : count;
+    }
+    /* The others' gets at once, in the queue's order; the rest placed. */
+    int rc = MPI_SUCCESS;
+    for (size_t i = 0; i < n && rc == MPI_SUCCESS; ++i) {
+        const struct mpidht_queued_get *g = &e->gets[i];
+        if (at[g->rank] == SIZE_MAX) {
+            rc = MPI_Get(g->origin, g->len, MPI_BYTE, g->rank, g->disp, g->len, MPI_BYTE,
+                         t->win);
+            continue;
+        }
+        size_t to = at[g->rank]++;
+        e->gather_len[to] = g->len;
+        e->gather_disp[to] = g->disp;
+        rc = MPI_Get_address(g->origin, &e->gather_origin[to]);
+    }
+    /* at[rank] is now where rank's group ends. */
+    size_t begin = 0;
+    for (size_t i = 0; i < e->dirty_count; ++i) {
+        int rank = e->dirty_list[i];
+        size_t end = at[rank];
+        at[rank] = 0;
+        if (end == SIZE_MAX)
+            continue;
+        if (rc == MPI_SUCCESS)
+            rc = get_gathered(t, rank, begin, end - begin);
+        begin = end;
+    }
+    return mpidht_mpi_status(rc);
 }
 
 /*
@@ -399,23 +523,26 @@ void mpidht_issue_gen_bump(mpidht_t *t, mpidht_item_t *it, uint32_t mask)
     touch_direct(t);
 }
 
-/* Forgets the targets awaiting a flush: the caller completes their
- * operations otherwise (MPI_Win_unlock). */
-static void forget_dirty(mpidht_t *t)
+/* Hands the queued gets to MPI and forgets the targets awaiting a flush:
+ * the caller completes their operations otherwise (MPI_Win_unlock). */
+static mpidht_status_t forget_dirty(mpidht_t *t)
 {
     mpidht_engine_t *e = t->engine;
+    mpidht_status_t st = issue_queued_gets(t);
     for (size_t i = 0; i < e->dirty_count; ++i)
         e->dirty[e->dirty_list[i]] = 0;
     e->dirty_count = 0;
+    return st;
 }
 
 static mpidht_status_t flush_dirty(mpidht_t *t)
 {
     mpidht_engine_t *e = t->engine;
-    mpidht_status_t st = MPIDHT_OK;
+    mpidht_status_t st = issue_queued_gets(t);
     if (e->sync_pending) {
         e->sync_pending = false;
-        st = mpidht_mpi_status(MPI_Win_sync(t->win));
+        mpidht_status_t synced = mpidht_mpi_status(MPI_Win_sync(t->win));
+        st = st != MPIDHT_OK ? st : synced;
     }
     for (size_t i = 0; i < e->dirty_count; ++i) {
         int rank = e->dirty_list[i];
@@ -435,6 +562,9 @@ mpidht_status_t mpidht_engine_flush_all(mpidht_t *t)
         return MPIDHT_OK;
     if (e->sync_pending)
         return flush_dirty(t); /* direct: refreshes are complete too */
+    mpidht_status_t issued = issue_queued_gets(t);
+    if (issued != MPIDHT_OK)
+        return issued;
     bool pending = e->dirty_count > 0;
     for (int r = 0; r < t->comm_size && !pending; ++r)
         pending = e->refresh_pending[r];
@@ -604,10 +734,8 @@ static mpidht_status_t run_items(mpidht_t *t, mpidht_item_t *items, size_t n, in
             sched_yield(); /* let a holder on this core run */
     }
     /* Releases issued by the last steps. */
-    if (unlocked) {
-        forget_dirty(t);
-        return MPIDHT_OK;
-    }
+    if (unlocked)
+        return forget_dirty(t);
     return flush_dirty(t);
 }
 
@@ -957,6 +1085,7 @@ static mpidht_status_t run_locked_together(mpidht_t *t, mpidht_item_t *items, si
 mpidht_status_t mpidht_engine_run(mpidht_t *t, mpidht_item_t *items, size_t n)
 {
     enter_direct(t);
+    t->engine->gets_count = 0; /* none left by a call that failed */
     if (!t->ops->lock_per_target)
         return run_items(t, items, n, -1, false);
     if (!t->direct)
@@ -982,40 +1111,6 @@ mpidht_status_t mpidht_engine_run(mpidht_t *t, mpidht_item_t *items, size_t n)
     }
 }
 
-/* Bytes [offset, offset + len) of n > 1 candidates on another node in one
- * MPI_Get: the target blocks where the candidates' buckets lie, the
- * origin's in the item's slots, bucket_size apart. Over a network (or
- * under osc pt2pt, where every call is a message the target handles) one
- * call costs one message, not one per candidate. */
-static mpidht_status_t issue_get_gathered(mpidht_t *t, mpidht_item_t *it, unsigned first,
-                                          unsigned n, size_t offset, size_t len)
-{
-    const mpidht_address_t *a = &it->addr;
-    MPI_Aint at[MPIDHT_MAX_CANDIDATES];
-    for (unsigned i = 0; i < n; ++i)
-        at[i] = mpidht_bucket_disp(t, mpidht_candidate(a, first + i)) + (MPI_Aint)offset;
-    MPI_Datatype origin = MPI_DATATYPE_NULL, target = MPI_DATATYPE_NULL;
-    int rc = MPI_Type_vector((int)n, (int)len, (int)t->layout.bucket_size, MPI_BYTE, &origin);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Type_create_hindexed_block((int)n, (int)len, at, MPI_BYTE, &target);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Type_commit(&origin);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Type_commit(&target);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Get(mpidht_slot(t, it->slots, first) + offset, 1, origin, a->rank, 0, 1,
-                     target, t->win);
-    /* Freed at once: MPI keeps them until the get completes. */
-    if (origin != MPI_DATATYPE_NULL)
-        MPI_Type_free(&origin);
-    if (target != MPI_DATATYPE_NULL)
-        MPI_Type_free(&target);
-    if (rc != MPI_SUCCESS)
-        return MPIDHT_ERR_MPI;
-    touch(t, a->rank);
-    return MPIDHT_OK;
-}
-
 mpidht_status_t mpidht_issue_get(mpidht_t *t, mpidht_item_t *it, unsigned first,
                                  unsigned n, size_t offset, size_t len)
 {
@@ -1028,18 +1123,32 @@ mpidht_status_t mpidht_issue_get(mpidht_t *t, mpidht_item_t *it, unsigned first,
         touch_direct(t);
         return MPIDHT_OK;
     }
-    /* On the node (a shared window reached through MPI) separate gets are
-     * cheaper than building two datatypes. */
-    if (n > 1 && !t->same_node[a->rank])
-        return issue_get_gathered(t, it, first, n, offset, len);
-    for (unsigned c = first; c < first + n; ++c) {
-        int rc = MPI_Get(mpidht_slot(t, it->slots, c) + offset, (int)len, MPI_BYTE,
-                         a->rank, mpidht_bucket_disp(t, mpidht_candidate(a, c)) + (MPI_Aint)offset,
-                         (int)len, MPI_BYTE, t->win);
-        if (rc != MPI_SUCCESS)
-            return MPIDHT_ERR_MPI;
-    }
     touch(t, a->rank);
+    if (t->same_node[a->rank]) {
+        for (unsigned c = first; c < first + n; ++c) {
+            int rc = MPI_Get(mpidht_slot(t, it->slots, c) + offset, (int)len, MPI_BYTE,
+                             a->rank,
+                             mpidht_bucket_disp(t, mpidht_candidate(a, c)) + (MPI_Aint)offset,
+                             (int)len, MPI_BYTE, t->win);
+            if (rc != MPI_SUCCESS)
+                return MPIDHT_ERR_MPI;
+        }
+        return MPIDHT_OK;
+    }
+    mpidht_engine_t *e = t->engine;
+    for (unsigned c = first; c < first + n; ++c) {
+        if (e->gets_count == e->gets_capacity) {
+            mpidht_status_t st = issue_queued_gets(t);
+            if (st != MPIDHT_OK)
+                return st;
+        }
+        e->gets[e->gets_count++] = (struct mpidht_queued_get){
+            .origin = mpidht_slot(t, it->slots, c) + offset,
+            .disp = mpidht_bucket_disp(t, mpidht_candidate(a, c)) + (MPI_Aint)offset,
+            .len = (int)len,
+            .rank = a->rank,
+        };
+    }
     return MPIDHT_OK;
 }
 

@@ -89,6 +89,16 @@ typedef struct mpidht_engine {
     unsigned char *dirty;         /* [comm_size] */
     int *dirty_list;              /* [comm_size] */
     size_t dirty_count;
+    /* The gets of the round in progress to processes on other nodes,
+     * queued until the round's flush hands them to MPI, those to one
+     * target in one MPI_Get of two derived datatypes (engine.c,
+     * issue_queued_gets). gets_capacity entries; gather_* scratch of as
+     * many, gets_per_target [comm_size] zero between rounds. */
+    struct mpidht_queued_get *gets;
+    size_t gets_count, gets_capacity;
+    MPI_Aint *gather_origin, *gather_disp;
+    int *gather_len;
+    size_t *gets_per_target;
     /* A recency refresh left pending to a target: its origin buffer. */
     unsigned char *refresh_pending; /* [comm_size] */
     uint64_t *refresh_value;        /* [comm_size] */
@@ -281,7 +291,9 @@ mpidht_status_t mpidht_engine_flush_all(mpidht_t *t);
  * the round's flush) and waiting.
  */
 
-/* Gets bytes [offset, offset + len) of candidates [first, first + n). */
+/* Gets bytes [offset, offset + len) of candidates [first, first + n)
+ * (from another node: queued until the round's flush; the item looks at
+ * them only after it). */
 mpidht_status_t mpidht_issue_get(mpidht_t *t, mpidht_item_t *it, unsigned first,
                                  unsigned n, size_t offset, size_t len);
 /* Gets the data (what a write puts) of candidates [first, first + n). */
