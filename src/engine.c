@@ -21,14 +21,6 @@
 enum { CHUNK_MAX_ITEMS = 1024, CHUNK_DIRECT_ITEMS = 64 };
 #define CHUNK_SLOT_BYTES ((size_t)256 << 10)
 
-/* A get queued until its round's flush (issue_queued_gets). */
-struct mpidht_queued_get {
-    void *origin;
-    MPI_Aint disp;
-    int len;
-    int rank;
-};
-
 size_t mpidht_engine_chunk(const mpidht_t *t)
 {
     size_t per_item = (size_t)t->candidates * t->layout.bucket_size;
@@ -52,11 +44,7 @@ void mpidht_engine_release(mpidht_t *t)
     free(e->refresh_value);
     free(e->claim_bucket);
     free(e->claim_run);
-    free(e->gets);
-    free(e->gather_origin);
-    free(e->gather_disp);
-    free(e->gather_len);
-    free(e->gets_per_target);
+    mpidht_queue_free(&e->queue);
     free(e->update_value);
     free(e);
     t->engine = NULL;
@@ -89,9 +77,7 @@ mpidht_status_t mpidht_engine_reserve(mpidht_t *t, size_t items)
         e->dirty_list = calloc(ranks, sizeof *e->dirty_list);
         e->refresh_pending = calloc(ranks, 1);
         e->refresh_value = calloc(ranks, sizeof *e->refresh_value);
-        e->gets_per_target = calloc(ranks, sizeof *e->gets_per_target);
-        if (!e->dirty || !e->dirty_list || !e->refresh_pending || !e->refresh_value ||
-            !e->gets_per_target) {
+        if (!e->dirty || !e->dirty_list || !e->refresh_pending || !e->refresh_value) {
             mpidht_engine_release(t);
             return MPIDHT_ERR_NO_MEMORY;
         }
@@ -106,38 +92,22 @@ mpidht_status_t mpidht_engine_reserve(mpidht_t *t, size_t items)
     unsigned char *new_slots = calloc(items, per_item);
     uint64_t *claim_bucket = calloc(claims, sizeof *claim_bucket);
     uint32_t *claim_run = calloc(claims, sizeof *claim_run);
-    /* An item's issue step gets at most every candidate once. */
-    size_t gets = items * t->candidates;
-    struct mpidht_queued_get *queue = calloc(gets, sizeof *queue);
-    MPI_Aint *gather_origin = calloc(gets, sizeof *gather_origin);
-    MPI_Aint *gather_disp = calloc(gets, sizeof *gather_disp);
-    int *gather_len = calloc(gets, sizeof *gather_len);
-    if (!new_items || !new_slots || !claim_bucket || !claim_run || !queue || !gather_origin ||
-        !gather_disp || !gather_len) {
+    /* A round's step of an item queues at most one operation per
+     * candidate, and so may the step after its flush (a full queue is
+     * completed early: make_room). */
+    if (!new_items || !new_slots || !claim_bucket || !claim_run ||
+        mpidht_queue_reserve(&e->queue, 2 * items * t->candidates, t->comm_size) !=
+            MPIDHT_OK) {
         free(new_items);
         free(new_slots);
         free(claim_bucket);
         free(claim_run);
-        free(queue);
-        free(gather_origin);
-        free(gather_disp);
-        free(gather_len);
         return MPIDHT_ERR_NO_MEMORY;
     }
     free(e->items);
     free(e->slots);
     free(e->claim_bucket);
     free(e->claim_run);
-    free(e->gets);
-    free(e->gather_origin);
-    free(e->gather_disp);
-    free(e->gather_len);
-    e->gets = queue;
-    e->gets_count = 0;
-    e->gets_capacity = gets;
-    e->gather_origin = gather_origin;
-    e->gather_disp = gather_disp;
-    e->gather_len = gather_len;
     e->items = new_items;
     e->slots = new_slots;
     e->claim_bucket = claim_bucket;
@@ -220,94 +190,6 @@ static void touch(mpidht_t *t, int rank)
         e->dirty[rank] = 1;
         e->dirty_list[e->dirty_count++] = rank;
     }
-}
-
-/*
- * Queued gets: those to processes on other nodes. A round's gets to such
- * a process are handed to MPI just before the round's flush, where there
- * are at least two in one MPI_Get whose target datatype lists their
- * buckets and whose origin datatype their slots, so that a round costs
- * one message per target (under osc pt2pt, where every call is a message
- * the target handles, or over a network), not one per bucket. Gets on the
- * node (MPI_Win_allocate, where the library copies each get itself) are
- * issued at once, one MPI_Get each: gathered there, the datatypes cost
- * more than they save (Open MPI 4.1, 1 rank, lock-free reads in batches
- * of 64: 2.4-2.8 M keys/s gathered against 3.7-3.9 M separate).
- */
-/* The gets [begin, begin + n) of the scratch arrays, all to rank, in one
- * MPI_Get. */
-static int get_gathered(mpidht_t *t, int rank, size_t begin, size_t n)
-{
-    mpidht_engine_t *e = t->engine;
-    MPI_Datatype origin = MPI_DATATYPE_NULL, target = MPI_DATATYPE_NULL;
-    int rc = MPI_Type_create_hindexed((int)n, e->gather_len + begin, e->gather_origin + begin,
-                                      MPI_BYTE, &origin);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Type_create_hindexed((int)n, e->gather_len + begin, e->gather_disp + begin,
-                                      MPI_BYTE, &target);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Type_commit(&origin);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Type_commit(&target);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Get(MPI_BOTTOM, 1, origin, rank, 0, 1, target, t->win);
-    /* Freed at once: MPI keeps them until the get completes. */
-    if (origin != MPI_DATATYPE_NULL)
-        MPI_Type_free(&origin);
-    if (target != MPI_DATATYPE_NULL)
-        MPI_Type_free(&target);
-    return rc;
-}
-
-/* Hands every queued get to MPI (the queue is empty afterwards, also on
- * an error). Every target with a queued get is in the dirty list. */
-static mpidht_status_t issue_queued_gets(mpidht_t *t)
-{
-    mpidht_engine_t *e = t->engine;
-    size_t n = e->gets_count;
-    if (n == 0)
-        return MPIDHT_OK;
-    e->gets_count = 0;
-    /* Each target's count; then, for the targets whose gets go together,
-     * where their group starts in the scratch arrays (in the order of the
-     * dirty list), for the others SIZE_MAX. */
-    size_t *at = e->gets_per_target;
-    for (size_t i = 0; i < n; ++i)
-        at[e->gets[i].rank]++;
-    size_t start = 0;
-    for (size_t i = 0; i < e->dirty_count; ++i) {
-        int rank = e->dirty_list[i];
-        size_t count = at[rank];
-        at[rank] = count > 1 ? start : SIZE_MAX;
-        start += at[rank] == SIZE_MAX ? 0 : count;
-    }
-    /* The others' gets at once, in the queue's order; the rest placed. */
-    int rc = MPI_SUCCESS;
-    for (size_t i = 0; i < n && rc == MPI_SUCCESS; ++i) {
-        const struct mpidht_queued_get *g = &e->gets[i];
-        if (at[g->rank] == SIZE_MAX) {
-            rc = MPI_Get(g->origin, g->len, MPI_BYTE, g->rank, g->disp, g->len, MPI_BYTE,
-                         t->win);
-            continue;
-        }
-        size_t to = at[g->rank]++;
-        e->gather_len[to] = g->len;
-        e->gather_disp[to] = g->disp;
-        rc = MPI_Get_address(g->origin, &e->gather_origin[to]);
-    }
-    /* at[rank] is now where rank's group ends. */
-    size_t begin = 0;
-    for (size_t i = 0; i < e->dirty_count; ++i) {
-        int rank = e->dirty_list[i];
-        size_t end = at[rank];
-        at[rank] = 0;
-        if (end == SIZE_MAX)
-            continue;
-        if (rc == MPI_SUCCESS)
-            rc = get_gathered(t, rank, begin, end - begin);
-        begin = end;
-    }
-    return mpidht_mpi_status(rc);
 }
 
 /*
@@ -523,12 +405,13 @@ void mpidht_issue_gen_bump(mpidht_t *t, mpidht_item_t *it, uint32_t mask)
     touch_direct(t);
 }
 
-/* Hands the queued gets to MPI and forgets the targets awaiting a flush:
- * the caller completes their operations otherwise (MPI_Win_unlock). */
+/* Hands the queued operations to MPI and forgets the targets awaiting a
+ * flush: the caller completes their operations otherwise
+ * (MPI_Win_unlock). */
 static mpidht_status_t forget_dirty(mpidht_t *t)
 {
     mpidht_engine_t *e = t->engine;
-    mpidht_status_t st = issue_queued_gets(t);
+    mpidht_status_t st = mpidht_mpi_status(mpidht_queue_issue(&e->queue, t->win));
     for (size_t i = 0; i < e->dirty_count; ++i)
         e->dirty[e->dirty_list[i]] = 0;
     e->dirty_count = 0;
@@ -538,7 +421,7 @@ static mpidht_status_t forget_dirty(mpidht_t *t)
 static mpidht_status_t flush_dirty(mpidht_t *t)
 {
     mpidht_engine_t *e = t->engine;
-    mpidht_status_t st = issue_queued_gets(t);
+    mpidht_status_t st = mpidht_mpi_status(mpidht_queue_issue(&e->queue, t->win));
     if (e->sync_pending) {
         e->sync_pending = false;
         mpidht_status_t synced = mpidht_mpi_status(MPI_Win_sync(t->win));
@@ -555,6 +438,20 @@ static mpidht_status_t flush_dirty(mpidht_t *t)
     return st;
 }
 
+/* Before an operation to rank, on another node, is queued: a full queue
+ * is handed to MPI and completed first (its operands must stay until a
+ * flush); rank awaits the round's flush. */
+static mpidht_status_t make_room(mpidht_t *t, int rank)
+{
+    if (mpidht_queue_full(&t->engine->queue)) {
+        mpidht_status_t st = flush_dirty(t);
+        if (st != MPIDHT_OK)
+            return st;
+    }
+    touch(t, rank);
+    return MPIDHT_OK;
+}
+
 mpidht_status_t mpidht_engine_flush_all(mpidht_t *t)
 {
     mpidht_engine_t *e = t->engine;
@@ -562,7 +459,7 @@ mpidht_status_t mpidht_engine_flush_all(mpidht_t *t)
         return MPIDHT_OK;
     if (e->sync_pending)
         return flush_dirty(t); /* direct: refreshes are complete too */
-    mpidht_status_t issued = issue_queued_gets(t);
+    mpidht_status_t issued = mpidht_mpi_status(mpidht_queue_issue(&e->queue, t->win));
     if (issued != MPIDHT_OK)
         return issued;
     bool pending = e->dirty_count > 0;
@@ -1085,7 +982,7 @@ static mpidht_status_t run_locked_together(mpidht_t *t, mpidht_item_t *items, si
 mpidht_status_t mpidht_engine_run(mpidht_t *t, mpidht_item_t *items, size_t n)
 {
     enter_direct(t);
-    t->engine->gets_count = 0; /* none left by a call that failed */
+    mpidht_queue_drop(&t->engine->queue); /* what a call that failed left */
     if (!t->ops->lock_per_target)
         return run_items(t, items, n, -1, false);
     if (!t->direct)
@@ -1123,7 +1020,6 @@ mpidht_status_t mpidht_issue_get(mpidht_t *t, mpidht_item_t *it, unsigned first,
         touch_direct(t);
         return MPIDHT_OK;
     }
-    touch(t, a->rank);
     if (t->same_node[a->rank]) {
         for (unsigned c = first; c < first + n; ++c) {
             int rc = MPI_Get(mpidht_slot(t, it->slots, c) + offset, (int)len, MPI_BYTE,
@@ -1133,21 +1029,16 @@ mpidht_status_t mpidht_issue_get(mpidht_t *t, mpidht_item_t *it, unsigned first,
             if (rc != MPI_SUCCESS)
                 return MPIDHT_ERR_MPI;
         }
+        touch(t, a->rank);
         return MPIDHT_OK;
     }
-    mpidht_engine_t *e = t->engine;
     for (unsigned c = first; c < first + n; ++c) {
-        if (e->gets_count == e->gets_capacity) {
-            mpidht_status_t st = issue_queued_gets(t);
-            if (st != MPIDHT_OK)
-                return st;
-        }
-        e->gets[e->gets_count++] = (struct mpidht_queued_get){
-            .origin = mpidht_slot(t, it->slots, c) + offset,
-            .disp = mpidht_bucket_disp(t, mpidht_candidate(a, c)) + (MPI_Aint)offset,
-            .len = (int)len,
-            .rank = a->rank,
-        };
+        mpidht_status_t st = make_room(t, a->rank);
+        if (st != MPIDHT_OK)
+            return st;
+        mpidht_queue_get(&t->engine->queue, a->rank,
+                         mpidht_bucket_disp(t, mpidht_candidate(a, c)) + (MPI_Aint)offset,
+                         mpidht_slot(t, it->slots, c) + offset, (int)len);
     }
     return MPIDHT_OK;
 }
@@ -1228,6 +1119,12 @@ mpidht_status_t mpidht_issue_lock_fetch(mpidht_t *t, mpidht_item_t *it, unsigned
         touch_direct(t);
         return MPIDHT_OK;
     }
+    if (!t->same_node[a->rank]) {
+        mpidht_status_t st = make_room(t, a->rank);
+        if (st == MPIDHT_OK)
+            mpidht_queue_atomic(&t->engine->queue, a->rank, disp, &it->lock[c], delta);
+        return st;
+    }
     int rc = MPI_Fetch_and_op(delta, &it->lock[c], MPI_INT64_T, a->rank, disp,
                               delta ? MPI_SUM : MPI_NO_OP, t->win);
     touch(t, a->rank);
@@ -1244,6 +1141,12 @@ mpidht_status_t mpidht_issue_lock_add(mpidht_t *t, mpidht_item_t *it, unsigned c
         __atomic_fetch_add((int64_t *)direct_word(base, disp), *delta, __ATOMIC_SEQ_CST);
         touch_direct(t);
         return MPIDHT_OK;
+    }
+    if (!t->same_node[a->rank]) {
+        mpidht_status_t st = make_room(t, a->rank);
+        if (st == MPIDHT_OK)
+            mpidht_queue_atomic(&t->engine->queue, a->rank, disp, NULL, delta);
+        return st;
     }
     int rc = MPI_Accumulate(delta, 1, MPI_INT64_T, a->rank, disp, 1, MPI_INT64_T, MPI_SUM,
                             t->win);

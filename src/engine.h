@@ -1,9 +1,10 @@
 /*
  * The engine every operation runs through, single or batched: each key is
  * an item that a protocol moves through its steps. A round issues the
- * one-sided operations of every item that is ready, completes them with
- * one MPI_Win_flush per target touched, and lets each item look at the
- * results and take its next step. A single call is a batch of one. On a
+ * one-sided operations of every item that is ready (those to other nodes
+ * gathered per target: queue.h), completes them with one MPI_Win_flush
+ * per target touched, and lets each item look at the results and take its
+ * next step. A single call is a batch of one. On a
  * direct table (all processes on one node, table.h) the same operations
  * are loads, stores and processor atomics on the shared window, complete
  * when issued; a call's accesses begin after an acquire fence and each
@@ -22,6 +23,7 @@
 #ifndef MPIDHT_ENGINE_H
 #define MPIDHT_ENGINE_H
 
+#include "queue.h"
 #include "table.h"
 
 typedef enum mpidht_op {
@@ -89,16 +91,10 @@ typedef struct mpidht_engine {
     unsigned char *dirty;         /* [comm_size] */
     int *dirty_list;              /* [comm_size] */
     size_t dirty_count;
-    /* The gets of the round in progress to processes on other nodes,
-     * queued until the round's flush hands them to MPI, those to one
-     * target in one MPI_Get of two derived datatypes (engine.c,
-     * issue_queued_gets). gets_capacity entries; gather_* scratch of as
-     * many, gets_per_target [comm_size] zero between rounds. */
-    struct mpidht_queued_get *gets;
-    size_t gets_count, gets_capacity;
-    MPI_Aint *gather_origin, *gather_disp;
-    int *gather_len;
-    size_t *gets_per_target;
+    /* The operations of the round in progress to processes on other
+     * nodes (gets, atomics on lock words), handed to MPI by the round's
+     * flush, gathered per target (queue.h). */
+    mpidht_queue_t queue;
     /* A recency refresh left pending to a target: its origin buffer. */
     unsigned char *refresh_pending; /* [comm_size] */
     uint64_t *refresh_value;        /* [comm_size] */
@@ -291,9 +287,7 @@ mpidht_status_t mpidht_engine_flush_all(mpidht_t *t);
  * the round's flush) and waiting.
  */
 
-/* Gets bytes [offset, offset + len) of candidates [first, first + n)
- * (from another node: queued until the round's flush; the item looks at
- * them only after it). */
+/* Gets bytes [offset, offset + len) of candidates [first, first + n). */
 mpidht_status_t mpidht_issue_get(mpidht_t *t, mpidht_item_t *it, unsigned first,
                                  unsigned n, size_t offset, size_t len);
 /* Gets the data (what a write puts) of candidates [first, first + n). */
