@@ -209,6 +209,8 @@ static int issue_atomics(mpidht_queue_t *q, MPI_Win win, int rank, size_t begin,
             continue;
         if (first && (!same_run(first, a) || !see(q, a->disp))) {
             rc = issue_run(q, win, rank, first, at, n);
+            if (rc != MPI_SUCCESS)
+                return rc;
             first = NULL;
         }
         if (!first) {
