@@ -36,18 +36,26 @@ mpidht_status_t mpidht_window_resolve(mpidht_window_kind_t requested,
  * (OMPI_MCA_osc_sm_backing_directory, as mpirun --mca passes it). */
 #define MPIDHT_SHARED_DIRECTORY "/dev/shm"
 
-/* Local: MPIDHT_OK unless more than one process of t is on this node,
- * t's window is shared or allocated by MPI (not create: MPI_Alloc_mem),
- * and the file system the MPI libraries take such a window's memory from
- * on one node (above) has less room free than the node's part of the
- * table (t->node_bytes, and every process's tail with a page for each):
- * then MPIDHT_ERR_NO_MEMORY, with the error detail saying what is needed
- * and what is free. The MPI libraries do not fail such a window together
- * (Open MPI refuses a shared one on one process while the others wait in
- * MPI_Win_allocate_shared; MPICH makes shared and allocate windows, and
- * touching them raises SIGBUS), so this is asked first, and the caller
- * agrees on the answer before any process allocates. Where the directory
- * cannot be examined: MPIDHT_OK. */
+/* Local: whether this process has room for t's window, asked before any
+ * process allocates (the caller agrees on the answer): the MPI libraries
+ * do not fail a window that lacks it together. MPIDHT_ERR_NO_MEMORY, with
+ * the error detail saying what is needed and what is left, where
+ *  - the window would take this process past its address-space limit
+ *    (RLIMIT_AS, `ulimit -v`; a few MiB allowed for what MPI maps beside
+ *    it): where more than one process of t is on this node, each maps the
+ *    node's whole part of a shared or allocate window (t->node_bytes, and
+ *    every process's tail with a page for each), else only its own part.
+ *    Open MPI 4.1, failing that mmap in one process, left the others
+ *    waiting in MPI_Win_allocate_shared;
+ *  - more than one process of t is on this node, the window is shared or
+ *    allocated by MPI (not create: MPI_Alloc_mem), and the file system
+ *    the MPI libraries take such a window's memory from on one node
+ *    (above) has less room free than the node's part. Open MPI refuses a
+ *    shared one on one process while the others wait in
+ *    MPI_Win_allocate_shared; MPICH makes shared and allocate windows, and
+ *    touching them raises SIGBUS.
+ * Where the limit, the mapped bytes (/proc/self/statm) or the directory
+ * cannot be examined, that check passes. */
 mpidht_status_t mpidht_window_check_room(mpidht_t *t);
 
 /* COLLECTIVE over t->comm: creates t->win of kind t->window holding
