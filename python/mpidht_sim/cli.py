@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
-from functools import partial
+import signal
 import sys
 import time
 import tomllib
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, TextIO
+from types import FrameType
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, TextIO
 
 from . import __version__
 from .config import DEFAULT_CONFIG, ConfigError, Config, load
@@ -81,7 +84,12 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                     "surrogate. Rank 0 computes flow and transport; the other ranks "
                     "compute chemistry in work packages.",
         epilog=f"The default configuration is {DEFAULT_CONFIG.name} (documented in place). "
-               "Example: mpiexec -n 2 python -m mpidht_sim --iterations 20")
+               "Example: mpiexec -n 2 python -m mpidht_sim --iterations 20. "
+               "SIGUSR1 (to mpiexec, which forwards it) or run.stop_after stops a run "
+               "after the iteration in progress: it saves that iteration's fields (and, "
+               "with --save-dht, the DHT), writes summary.json and exits with 3. Exit "
+               "status 1: values that are not finite, or bounds against the reference "
+               "exceeded; 2: a configuration or a table refused.")
     add_config_arguments(parser)
     parser.add_argument("--iterations", type=int, help="coupling iterations (time.iterations)")
     parser.add_argument("--no-dht", action="store_true",
@@ -103,6 +111,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                              "summary.json, and the run exits with 1 where its worst cell "
                              "exceeds run.cell_bound (1e-3) or its worst RMS term "
                              "run.rms_bound (1e-4) over the iterations compared")
+    parser.add_argument("--stop-after", type=float, metavar="SECONDS",
+                        help="stop rather than begin an iteration that may end more than "
+                             "SECONDS after the first step (run.stop_after; exit status 3)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     return parser.parse_args(argv)
 
@@ -134,6 +145,8 @@ def build_config(args: argparse.Namespace) -> Config:
         overrides["run.overwrite"] = True
     if args.reference is not None:
         overrides["run.reference"] = str(args.reference)
+    if args.stop_after is not None:
+        overrides["run.stop_after"] = args.stop_after
     return load(args.config, overrides)
 
 
@@ -166,6 +179,34 @@ def progress_reporter(total: int, stream: TextIO) -> tuple[Callable[[Any], None]
     return line, lambda: None
 
 
+#: The exit status of a run stopped before its last iteration (SIGUSR1 or
+#: run.stop_after), which wrote everything up to there.
+EXIT_STOPPED = 3
+#: The signal that asks a run to stop after the iteration in progress:
+#: mpirun forwards it to every process, and Slurm sends it ahead of a
+#: job's end with --signal=USR1@SECONDS.
+STOP_SIGNAL = signal.SIGUSR1
+
+
+@contextmanager
+def stop_on_signal(master: bool) -> Iterator[Callable[[], Optional[str]]]:
+    """While open, STOP_SIGNAL no longer ends this process: on the master
+    it is noted, and the callable yielded gives the reason to stop once it
+    came (driver.run asks after each iteration); the other processes
+    ignore it (the launcher sends it to every process). The handlers before
+    are put back on leaving."""
+    received: list[str] = []
+
+    def note(signum: int, frame: Optional[FrameType]) -> None:
+        received.append(signal.Signals(signum).name)
+
+    previous = signal.signal(STOP_SIGNAL, note if master else signal.SIG_IGN)
+    try:
+        yield lambda: f"{received[0]} received" if received else None
+    finally:
+        signal.signal(STOP_SIGNAL, previous)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
     try:
@@ -177,7 +218,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
-    return ending_job_on_failure("mpidht_sim", comm, partial(_simulate, args, cfg, comm))
+    # From here: a signal that comes while the run is set up stops it after
+    # its first iteration, on a worker it is ignored.
+    with stop_on_signal(comm.Get_rank() == 0) as stop:
+        return ending_job_on_failure("mpidht_sim", comm,
+                                     partial(_simulate, args, cfg, comm, stop))
 
 
 # How long a process that ends the job waits after printing why, so that
@@ -219,7 +264,8 @@ def checked_on_one(comm: "MPI.Intracomm", check: Callable[[], object]) -> Option
     return verdict
 
 
-def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm") -> int:
+def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm",
+              stop: Callable[[], Optional[str]]) -> int:
     """main's run of a checked configuration, collective over comm; its
     exit status. An exception on one process would leave the others
     waiting: main ends the whole job on one."""
@@ -259,16 +305,17 @@ def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm") -> i
         progress, close = progress_reporter(cfg.iterations, sys.stderr)
     try:
         result = run(cfg, comm, progress,
-                     partial(write_field, cfg, cfg.output_dir) if rank == 0 else None)
+                     partial(write_field, cfg, cfg.output_dir) if rank == 0 else None, stop)
     except RunRefused as e:  # on every process: each ends, one says why
         close()
         if rank == 0:
             print(f"mpidht_sim: refused before the first step: {e}", file=sys.stderr)
         return 2
     close()
-    failure = None
+    failure, stopped = None, None
     if rank == 0:
         done = finish(result, cfg, {"processes": comm.Get_size()})
+        stopped = result.stopped
         for line in done.lines:
             print(line)
         failure = done.failure
@@ -278,4 +325,5 @@ def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm") -> i
             print(f"mpidht_sim: bounds exceeded: {done.exceeded}", file=sys.stderr)
             failure = failure or done.exceeded
     # Every process exits alike.
-    return 1 if bcast(comm, failure) is not None else 0
+    failure, stopped = bcast(comm, (failure, stopped))
+    return 1 if failure is not None else EXIT_STOPPED if stopped is not None else 0

@@ -134,6 +134,9 @@ class Config:
     #: worst RMS term, each over its variable's maximum (measure).
     cell_bound: float = CELL_BOUND
     rms_bound: float = RMS_BOUND
+    #: Seconds from the first step after which the run stops rather than
+    #: begin an iteration that may end later (0: no limit).
+    stop_after: float = 0.0
     source: Path = field(default=DEFAULT_CONFIG)
 
     def to_dict(self) -> dict[str, Any]:
@@ -405,7 +408,7 @@ def _build(m: Mapping[str, Mapping[str, Any]], source: Path) -> Config:
     _known(t, "time", ("iterations", "time_step"))
     _known(c, "chemistry", ("database", "calcite_parm", "dolomite_parm", "charge_tolerance"))
     _known(r, "run", ("package_size", "output_dir", "save_every", "overwrite", "reference",
-                      "cell_bound", "rms_bound"))
+                      "cell_bound", "rms_bound", "stop_after"))
     _known(m["initial"], "initial", _WATER_KEYS + MINERALS)
     _known(m["injected"], "injected", _WATER_KEYS)
     # Any shape, a 1 x n column included: only the cells are bounded.
@@ -454,6 +457,7 @@ def _build(m: Mapping[str, Mapping[str, Any]], source: Path) -> Config:
         reference=_path(r, "run", "reference"),
         cell_bound=float(_number(r, "run", "cell_bound", CELL_BOUND, positive=True)),
         rms_bound=float(_number(r, "run", "rms_bound", RMS_BOUND, positive=True)),
+        stop_after=float(_number(r, "run", "stop_after", 0.0, minimum=0.0)),
         source=source,
     )
     _react_once(cfg)

@@ -125,6 +125,9 @@ class RunResult:
     dump_s: float = 0.0                # time spent saving it
     #: Accepted predictions checked against PHREEQC, over all workers.
     verification: Optional[Any] = None  # mpidht.interp.Verification
+    #: Where the run stopped before its last iteration: {"iteration",
+    #: "iterations", "reason"}; None where it ran them all.
+    stopped: Optional[dict[str, Any]] = None
 
 
 class ChemistryWorker:
@@ -316,11 +319,16 @@ class RunRefused(Exception):
 
 def run(cfg: Config, comm: MPI.Intracomm,
         progress: Optional[Callable[[IterationRecord], None]] = None,
-        on_save: Optional[Callable[[int, Array], None]] = None) -> RunResult:
+        on_save: Optional[Callable[[int, Array], None]] = None,
+        stop: Optional[Callable[[], Optional[str]]] = None) -> RunResult:
     """Collective over comm. Rank 0 returns the result; workers return an
     empty one. On rank 0, ``progress`` gets every iteration's record and
     ``on_save`` every saved field (iteration, cells x variables) as soon as
-    it is computed, iteration 0 included. Raises RunRefused on every
+    it is computed, iteration 0 included. The run stops after an iteration
+    but the last where ``stop`` (asked on rank 0 after each) gives a
+    reason, or where cfg.stop_after would be passed (``stop_reason``):
+    then that iteration's fields are saved (and the DHT, with dht.dump)
+    and the result says so (``stopped``). Raises RunRefused on every
     process where the workers could not be set up."""
     rank, size = comm.Get_rank(), comm.Get_size()
     worker_comm = comm.Split(0 if rank > 0 or size == 1 else MPI.UNDEFINED, rank)
@@ -328,7 +336,7 @@ def run(cfg: Config, comm: MPI.Intracomm,
         chem = _set_up(cfg, comm, worker_comm)
         if rank == 0:
             try:
-                return _master(cfg, comm, chem, progress, on_save)
+                return _master(cfg, comm, chem, progress, on_save, stop)
             finally:
                 if chem is not None:
                     chem.close()
@@ -359,9 +367,24 @@ def _set_up(cfg: Config, comm: MPI.Intracomm,
     return chem
 
 
+def stop_reason(cfg: Config, elapsed: float, longest: float,
+                stop: Optional[Callable[[], Optional[str]]]) -> Optional[str]:
+    """Why a run that has run ``elapsed`` seconds, its longest iteration
+    ``longest``, stops now, or None: ``stop``'s reason, else
+    cfg.stop_after where another iteration as long may end past it."""
+    asked = stop() if stop is not None else None
+    if asked:
+        return asked
+    if 0 < cfg.stop_after < elapsed + longest:
+        return (f"run.stop_after = {cfg.stop_after:g} s: {elapsed:.1f} s gone, and an "
+                f"iteration took up to {longest:.1f} s")
+    return None
+
+
 def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
             progress: Optional[Callable[[IterationRecord], None]],
-            on_save: Optional[Callable[[int, Array], None]]) -> RunResult:
+            on_save: Optional[Callable[[int, Array], None]],
+            stop: Optional[Callable[[], Optional[str]]]) -> RunResult:
     start = time.perf_counter()
     advection = advection_for(cfg)
     state = initial_state(cfg)
@@ -375,6 +398,7 @@ def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
         result.dht_dump = cfg.output_dir / DHT_FILE
         cfg.output_dir.mkdir(parents=True, exist_ok=True)
     n_aq = len(AQUEOUS)
+    longest = 0.0
     for it in range(1, cfg.iterations + 1):
         t0 = time.perf_counter()
         state[:, :n_aq], _ = advection.step(state[:, :n_aq], cfg.time_step)
@@ -386,7 +410,12 @@ def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
                                  counts.verified, counts.checks, counts.interp_s,
                                  counts.shared)
         result.records.append(record)
-        if it % cfg.save_every == 0 or it == cfg.iterations:
+        if progress:
+            progress(record)
+        longest = max(longest, record.wall_s)
+        reason = (None if it == cfg.iterations
+                  else stop_reason(cfg, time.perf_counter() - start, longest, stop))
+        if reason is not None or it % cfg.save_every == 0 or it == cfg.iterations:
             result.saved[it] = state.copy()
             if on_save:
                 on_save(it, result.saved[it])
@@ -395,8 +424,9 @@ def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
                 _dump(comm, local, result.dht_dump)
                 write_settings(result.dht_dump, cfg)
                 result.dump_s += time.perf_counter() - t2
-        if progress:
-            progress(record)
+        if reason is not None:
+            result.stopped = {"iteration": it, "iterations": cfg.iterations, "reason": reason}
+            break
     for w in range(1, comm.Get_size()):
         comm.send(None, dest=w, tag=TAG_STOP)
     ends = [local.end()] if local is not None else []

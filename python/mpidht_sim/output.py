@@ -402,6 +402,7 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
         "restored_entries": result.restored,
         "dht_dump": str(result.dht_dump) if result.dht_dump else None,
         "totals": sums, "verified": verified, "reference": reference,
+        "stopped": result.stopped,
         "records": [r.__dict__ for r in result.records],
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
@@ -492,6 +493,10 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
         if "chemistry_speedup" in reference:
             lines.append(f"speedup over it: chemistry {reference['chemistry_speedup']:.1f}x, "
                          f"whole run {reference['wall_speedup']:.1f}x")
+    if result.stopped is not None:
+        lines.append(f"STOPPED after iteration {result.stopped['iteration']} of "
+                     f"{result.stopped['iterations']} ({result.stopped['reason']}); its fields "
+                     "are saved" + (", and the DHT" if result.dht_dump is not None else ""))
     lines.append(f"outputs: {out}")
     return Finished(lines, "; ".join(failures) or None,
                     f"against {cfg.reference}: " + "; ".join(exceeded) if exceeded else None)

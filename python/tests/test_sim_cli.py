@@ -1,8 +1,10 @@
 """The command lines under a launcher: help, version, usage and
 configuration errors are printed once (by rank 0), every rank exits
 alike; --version names the version; validate and column take --output as
-well as --out; an exception on one process of a run ends the job."""
+well as --out; an exception on one process of a run ends the job; a
+signal to the launcher stops a run, which says so."""
 
+import json
 import os
 import shutil
 import signal
@@ -125,6 +127,44 @@ def test_column_failing_on_rank_zero_ends_the_job(tmp_path: Path) -> None:
     err = failing_job([*launcher(), "-n", "2", sys.executable, "-m", "mpidht_sim.column",
                        "--cells", "2", "--steps", "2", "--out", str(tmp_path / "out")])
     assert "mpidht_sim.column: rank 0: IsADirectoryError" in err
+
+
+def test_signal_to_the_launcher_stops_the_run(tmp_path: Path) -> None:
+    """SIGUSR1 sent to mpiexec once the run has begun (every process past
+    its start) reaches every process: the run stops after the iteration in
+    progress, far short of its 5000, and writes summary.json saying so.
+    Open MPI's mpirun exits with the processes' 3; MPICH's Hydra (4.0)
+    exits with 0 from any job that got a signal (as it does for a bare
+    mpi4py program that exits with 3), so there summary.json tells. A job
+    of its own."""
+    env = {k: v for k, v in os.environ.items()
+           if k.startswith(("PATH", "PYTHON", "VIRTUAL_ENV", "HOME", "LD_", "MPI4PY_",
+                            "OMPI_ALLOW_RUN_AS_ROOT"))}
+    out = tmp_path / "out"
+    command = [*launcher(), "-n", "2", sys.executable, "-m", "mpidht_sim", "--set",
+               "grid.nx=8", "--set", "grid.ny=8", "--iterations", "5000", "--set",
+               "run.save_every=5000", "--quiet", "--output", str(out)]
+    job = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, start_new_session=True)
+    try:
+        assert job.stdout is not None
+        for line in job.stdout:  # rank 0 prints the header once every process set up
+            if line.startswith("  minerals:"):
+                break
+        job.send_signal(signal.SIGUSR1)
+        rest, err = job.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.communicate()
+        pytest.fail("the job still ran 120 s after SIGUSR1")
+    from mpi4py import MPI
+
+    openmpi = MPI.Get_library_version().startswith("Open MPI")
+    assert job.returncode in ((3,) if openmpi else (0, 3)), err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stopped"]["reason"] == "SIGUSR1 received"
+    assert summary["stopped"]["iteration"] < 5000
+    assert "STOPPED after iteration" in rest
 
 
 def test_output_is_accepted_where_out_was() -> None:

@@ -237,6 +237,37 @@ def edit_fields(path: Path, name: str, change: Any) -> None:
     np.savez(path, **fields)
 
 
+def test_stopped_run_exits_3_after_writing_everything(
+        tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]) -> None:
+    """The command line: a run stopped by --stop-after (run.stop_after)
+    exits with 3 on every process, having written summary.json (which
+    says where and why it stopped), the fields of the iteration it stopped
+    after and, with --save-dht, the DHT; the same run to its end exits
+    with 0 and says it was not stopped."""
+    comm = MPI.COMM_WORLD
+    base = Path(comm.bcast(str(tmp_path_factory.mktemp("stop")) if comm.Get_rank() == 0
+                           else None, root=0))
+    tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "4", "--quiet",
+            "--set", "run.save_every=2", "--save-dht"]
+    capsys.readouterr()
+    assert main(tiny + ["--output", str(base / "stopped"), "--stop-after", "1e-9"]) == 3
+    printed = capsys.readouterr()
+    assert main(tiny + ["--output", str(base / "whole")]) == 0
+    if comm.Get_rank() != 0:
+        return
+    summary = json.loads((base / "stopped" / "summary.json").read_text())
+    assert summary["config"]["stop_after"] == 1e-9
+    stopped = summary["stopped"]
+    assert (stopped["iteration"], stopped["iterations"]) == (1, 4)
+    assert stopped["reason"].startswith("run.stop_after = 1e-09 s: ")
+    assert [r["iteration"] for r in summary["records"]] == [1]
+    assert sorted(load_fields(base / "stopped")) == [0, 1]
+    assert (base / "stopped" / "dht.mpidht").is_file()
+    assert "STOPPED after iteration 1 of 4 (run.stop_after = 1e-09 s: " in printed.out
+    assert "its fields are saved, and the DHT" in printed.out
+    assert json.loads((base / "whole" / "summary.json").read_text())["stopped"] is None
+
+
 def test_reference_bounds_exceeded_exit_1(tmp_path_factory: pytest.TempPathFactory,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     """The command line: a run whose comparison with --reference exceeds a
