@@ -7,10 +7,10 @@ mpidht_server_bench), writes ``throughput.png``, ``latency.png`` and
 results table, and the issue's targets as ratios measured in this run.
 The rows in RAW_DIR/batch/ (mpidht_bench with --batch and --write-batch)
 add ``batch.png`` and the batched-operations table: keys/s per protocol
-and batch size, and the speedup over single calls. Read rows come from
-every file there, write rows only from files named ``write_*.json`` (the
-interleaved write phases; the read runs' own write rows only fill the
-table and are left out). The rows in
+and batch size, and the speedup over single calls. Read and fill rows
+come from every file there, write rows only from files named
+``write_*.json`` (the interleaved write phases; the read runs' own write
+rows only fill the table and are left out). The rows in
 RAW_DIR/persist/ (mpidht_bench_persist) add the dump and restore table and
 the restore target. The rows in RAW_DIR/mpi/ (``openmpi_*.json`` and
 ``mpich_*.json``: mpidht_bench built with each MPI) add the table of
@@ -295,7 +295,7 @@ def plot_batches(rows: list[Row], out: Path, cores: int) -> None:
     """Speedup over single calls against batch size: reads (per window
     kind), then writes if measured, one panel per rank count, one line per
     protocol."""
-    panels = [(w, p) for w in windows(rows) for p in ("read", "write")
+    panels = [(w, p) for w in windows(rows) for p in BATCH_PHASES
               if any(r["batch"] > 1 for r in pick(of_window(rows, w), phase=p))]
     ranks = sorted({r["ranks"] for r in rows})
     fig, axes = plt.subplots(len(panels), len(ranks), squeeze=False, sharey="row",
@@ -332,14 +332,20 @@ def plot_batches(rows: list[Row], out: Path, cores: int) -> None:
     plt.close(fig)
 
 
+#: The batched phases, in the order of the table's columns and the figure's
+#: rows: reads, writes, and fill (reads of keys never written, then their
+#: writes; mpidht_bench --phases fill).
+BATCH_PHASES = ("read", "write", "fill")
+
+
 def batch_table(rows: list[Row]) -> list[str]:
-    has_writes = any(r["batch"] > 1 for r in pick(rows, phase="write"))
-    head = "| ranks | protocol | batch | read keys/s | read speedup |"
-    rule = "| --- | --- | --- | --- | --- |"
-    if has_writes:
-        head += " write keys/s | write speedup |"
-        rule += " --- | --- |"
-    out = [head, rule]
+    """keys/s and speedup over single calls per rank count, protocol and
+    size, for reads and every other phase measured in batches."""
+    phases = [p for p in BATCH_PHASES
+              if p == "read" or any(r["batch"] > 1 for r in pick(rows, phase=p))]
+    out = ["| ranks | protocol | batch |" + "".join(f" {p} keys/s | {p} speedup |"
+                                                    for p in phases),
+           "| --- | --- | --- |" + " --- | --- |" * len(phases)]
 
     def cells(entry: tuple[int, float, float | None] | None) -> str:
         if entry is None:
@@ -349,13 +355,11 @@ def batch_table(rows: list[Row]) -> list[str]:
 
     for np_ in sorted({r["ranks"] for r in rows}):
         for protocol in PROTOCOLS:
-            reads = {e[0]: e for e in batch_speedups(rows, "read", protocol, np_)}
-            writes = {e[0]: e for e in batch_speedups(rows, "write", protocol, np_)}
-            for size in sorted(set(reads) | (set(writes) if has_writes else set())):
-                line = f"| {np_} | {protocol} | {size} |" + cells(reads.get(size))
-                if has_writes:
-                    line += cells(writes.get(size))
-                out.append(line)
+            found = {p: {e[0]: e for e in batch_speedups(rows, p, protocol, np_)}
+                     for p in phases}
+            for size in sorted(set().union(*found.values())):
+                out.append(f"| {np_} | {protocol} | {size} |"
+                           + "".join(cells(found[p].get(size)) for p in phases))
     return out
 
 
@@ -374,7 +378,12 @@ def batch_section(all_rows: list[Row]) -> list[str]:
         "that touches every page of the table once, rounds in which every rank writes its "
         "next 4096 keys with each size in turn (drawn with replacement: some rewrite keys "
         "written before), all ranks starting each block together. "
-        "Keys/s counts keys, so the speedup is "
+        + ("Fill: every rank reads keys never written (all misses) with each size, then "
+           "writes them with `mpidht_write_batch` of the same size; only the writes are "
+           "timed (on one node a write after its miss "
+           "reuses the miss's probe: read-for-insert, fine and lock-free). "
+           if pick(rows, phase="fill") else "")
+        + "Keys/s counts keys, so the speedup is "
         "the ratio to single calls measured in this run; see `batch.png`.",
         "",
         f"### {window_label('auto')}",

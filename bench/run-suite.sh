@@ -4,8 +4,9 @@
 # (--repeats times, 3 by default: the figures and tables give the median
 # and the range) and mpidht_server_bench at 1, 2 and 4 ranks with uniform
 # and zipf keys,
-# then batched reads and writes (mpidht_read_batch, mpidht_write_batch of
-# 8, 64 and 512 keys against single calls) for every protocol, dump and
+# then batched reads, writes and fills (mpidht_read_batch, mpidht_write_batch
+# of 8, 64 and 512 keys against single calls; a fill writes the keys its
+# reads missed) for every protocol, dump and
 # restore throughput (mpidht_bench_persist), single reads and writes with
 # MPICH against Open MPI (the same program built with each, the two runs
 # alternating), and writes the raw JSON, plots and RESULTS.md into
@@ -31,7 +32,7 @@ while (($#)); do
     --batches) batches=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
@@ -107,6 +108,10 @@ for np in $nprocs; do
   mpiexec.openmpi -n "$np" "$bin/mpidht_bench" --phases write \
     --write-batch "$(printf '%s\n' "${sizes[@]}" | paste -sd,)" \
     --ops "$ops" --json "$raw/batch/write_np${np}.json" > /dev/null
+  # A surrogate filling the table: reads of keys never written, then their
+  # writes (timed), at every size in mirrored order (read-for-insert).
+  mpiexec.openmpi -n "$np" "$bin/mpidht_bench" --phases fill --batch "$mirrored" \
+    --ops "$ops" --json "$raw/batch/fill_np${np}.json" > /dev/null
 done
 
 # Dump and restore throughput: a table of 128 MiB per rank, half full,

@@ -86,6 +86,24 @@ def test_batch_passes_give_a_range(plot_results: ModuleType) -> None:
     assert plot_results.pass_range(rows[:2], "read", "lockfree", 2, 8) is None
 
 
+def test_batch_table_gives_every_batched_phase(plot_results: ModuleType) -> None:
+    """The batched-operations table has a pair of columns (keys/s,
+    speedup over single calls) for reads, and for writes and fill where
+    they were measured in batches; a phase a protocol did not measure
+    shows dashes."""
+    rows = [{**row("lockfree", phase, 2, rate, 0.3), "batch": size}
+            for phase, size, rate in (("read", 1, 1e6), ("read", 8, 3e6),
+                                      ("fill", 1, 2e6), ("fill", 8, 5e6))]
+    rows.append({**row("coarse", "read", 2, 1e6, 0.3), "batch": 1})
+    table = plot_results.batch_table(rows)
+    assert table[0] == ("| ranks | protocol | batch | read keys/s | read speedup |"
+                        " fill keys/s | fill speedup |")
+    assert "| 2 | lockfree | 8 | 3000000 | 3.00× | 5000000 | 2.50× |" in table
+    assert "| 2 | coarse | 1 | 1000000 | 1.00× | – | – |" in table
+    rows.append({**row("lockfree", "write", 2, 1e6, 0.3), "batch": 8})
+    assert "| write keys/s | write speedup | fill keys/s |" in plot_results.batch_table(rows)[0]
+
+
 def test_targets_headline_the_worst_rank_count(plot_results: ModuleType) -> None:
     """Each target's ratio leads with its worst rank count (lowest for an
     at-least target, highest for the latency's at-most), whichever rank
