@@ -405,23 +405,35 @@ void mpidht_issue_gen_bump(mpidht_t *t, mpidht_item_t *it, uint32_t mask)
     touch_direct(t);
 }
 
+/* Hands the queued operations to MPI. Checked inline: a round on one
+ * node, which queues nothing, pays no call (about 100 instructions a
+ * single write, in callgrind). */
+static inline mpidht_status_t issue_queued(mpidht_t *t)
+{
+    mpidht_queue_t *q = &t->engine->queue;
+    return mpidht_queue_empty(q) ? MPIDHT_OK : mpidht_mpi_status(mpidht_queue_issue(q, t->win));
+}
+
 /* Hands the queued operations to MPI and forgets the targets awaiting a
  * flush: the caller completes their operations otherwise
  * (MPI_Win_unlock). */
 static mpidht_status_t forget_dirty(mpidht_t *t)
 {
     mpidht_engine_t *e = t->engine;
-    mpidht_status_t st = mpidht_mpi_status(mpidht_queue_issue(&e->queue, t->win));
+    mpidht_status_t st = issue_queued(t);
     for (size_t i = 0; i < e->dirty_count; ++i)
         e->dirty[e->dirty_list[i]] = 0;
     e->dirty_count = 0;
     return st;
 }
 
-static mpidht_status_t flush_dirty(mpidht_t *t)
+/* Completes the round's operations: after every round, so always inlined
+ * (out of line, a single lock-free write on one node ran about 110
+ * instructions more, in callgrind). */
+static inline __attribute__((always_inline)) mpidht_status_t flush_dirty(mpidht_t *t)
 {
     mpidht_engine_t *e = t->engine;
-    mpidht_status_t st = mpidht_mpi_status(mpidht_queue_issue(&e->queue, t->win));
+    mpidht_status_t st = issue_queued(t);
     if (e->sync_pending) {
         e->sync_pending = false;
         mpidht_status_t synced = mpidht_mpi_status(MPI_Win_sync(t->win));
@@ -459,7 +471,7 @@ mpidht_status_t mpidht_engine_flush_all(mpidht_t *t)
         return MPIDHT_OK;
     if (e->sync_pending)
         return flush_dirty(t); /* direct: refreshes are complete too */
-    mpidht_status_t issued = mpidht_mpi_status(mpidht_queue_issue(&e->queue, t->win));
+    mpidht_status_t issued = issue_queued(t);
     if (issued != MPIDHT_OK)
         return issued;
     bool pending = e->dirty_count > 0;
@@ -982,7 +994,8 @@ static mpidht_status_t run_locked_together(mpidht_t *t, mpidht_item_t *items, si
 mpidht_status_t mpidht_engine_run(mpidht_t *t, mpidht_item_t *items, size_t n)
 {
     enter_direct(t);
-    mpidht_queue_drop(&t->engine->queue); /* what a call that failed left */
+    if (!mpidht_queue_empty(&t->engine->queue))
+        mpidht_queue_drop(&t->engine->queue); /* what a call that failed left */
     if (!t->ops->lock_per_target)
         return run_items(t, items, n, -1, false);
     if (!t->direct)

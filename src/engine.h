@@ -91,10 +91,6 @@ typedef struct mpidht_engine {
     unsigned char *dirty;         /* [comm_size] */
     int *dirty_list;              /* [comm_size] */
     size_t dirty_count;
-    /* The operations of the round in progress to processes on other
-     * nodes (gets, atomics on lock words), handed to MPI by the round's
-     * flush, gathered per target (queue.h). */
-    mpidht_queue_t queue;
     /* A recency refresh left pending to a target: its origin buffer. */
     unsigned char *refresh_pending; /* [comm_size] */
     uint64_t *refresh_value;        /* [comm_size] */
@@ -128,6 +124,11 @@ typedef struct mpidht_engine {
      * each process writing its own buckets): a locked write takes no
      * lock (writer.h). */
     bool exclusive;
+    /* The operations of the round in progress to processes on other
+     * nodes (gets, atomics on lock words), handed to MPI by the round's
+     * flush, gathered per target (queue.h). Last: on one node nothing is
+     * queued, and the fields every round uses keep their cache lines. */
+    mpidht_queue_t queue;
 } mpidht_engine_t;
 
 /* Whether a write that must evict chooses its victim by the recency

@@ -66,6 +66,12 @@ typedef struct mpidht_queue {
 mpidht_status_t mpidht_queue_reserve(mpidht_queue_t *q, size_t capacity, int comm_size);
 void mpidht_queue_free(mpidht_queue_t *q);
 
+/* Whether nothing is queued (always on one node, where nothing is). */
+static inline bool mpidht_queue_empty(const mpidht_queue_t *q)
+{
+    return q->count == 0;
+}
+
 /* Whether another operation fits; the caller hands the queue to MPI and
  * completes it (a flush) before it queues more. */
 static inline bool mpidht_queue_full(const mpidht_queue_t *q)
