@@ -20,12 +20,7 @@ static char detail[1024];
 
 static mpidht_status_t create(size_t memory, mpidht_window_kind_t window, mpidht_t **table)
 {
-    mpidht_params_t p = test_params(MPIDHT_PROTOCOL_LOCKFREE, KEY, VALUE, memory);
-    p.window = window;
-    p.error_detail = detail;
-    p.error_detail_size = sizeof detail;
-    *table = NULL;
-    return mpidht_create(MPI_COMM_WORLD, &p, table);
+    return test_create_window(KEY, VALUE, memory, window, detail, sizeof detail, table);
 }
 
 /* The bytes this process has mapped now (VmSize). */
@@ -49,25 +44,6 @@ static void limit_to(double more)
     CHECK(limit.rlim_max == RLIM_INFINITY || wanted <= (double)limit.rlim_max);
     limit.rlim_cur = (rlim_t)wanted;
     CHECK(setrlimit(RLIMIT_AS, &limit) == 0);
-}
-
-/* Writes and reads back a few thousand keys. */
-static void use(mpidht_t *table)
-{
-    unsigned char key[KEY], value[VALUE], back[VALUE];
-    for (uint64_t id = (uint64_t)test_rank(); id < 4000; id += (uint64_t)test_size()) {
-        test_fill(key, KEY, id, 1);
-        test_fill(value, VALUE, id, 2);
-        CHECK_OK(mpidht_write(table, key, value, NULL));
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    for (uint64_t id = 0; id < 4000; id += 7) {
-        test_fill(key, KEY, id, 1);
-        test_fill(value, VALUE, id, 2);
-        CHECK_OK(mpidht_read(table, key, back));
-        CHECK(memcmp(back, value, VALUE) == 0);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 int main(int argc, char **argv)
@@ -103,7 +79,7 @@ int main(int argc, char **argv)
     TEST_CONTEXT("a default window of %d x 64 MiB with 16 MiB to spare", np);
     limit_to(part + 16.0 * MIB);
     CHECK_OK(create(each, MPIDHT_WINDOW_AUTO, &table));
-    use(table);
+    test_write_read_back(table, KEY, VALUE, 4000);
     CHECK_OK(mpidht_free(&table));
     CHECK(setrlimit(RLIMIT_AS, &original) == 0);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -111,7 +87,7 @@ int main(int argc, char **argv)
     /* No limit (as the test began, where none was set): made. */
     TEST_CONTEXT("a default window of %d x 64 MiB under the original limit", np);
     CHECK_OK(create(each, MPIDHT_WINDOW_AUTO, &table));
-    use(table);
+    test_write_read_back(table, KEY, VALUE, 4000);
     CHECK_OK(mpidht_free(&table));
     MPI_Finalize();
     return 0;

@@ -17,12 +17,7 @@ static char detail[1024];
 
 static mpidht_status_t create(size_t memory, mpidht_window_kind_t window, mpidht_t **table)
 {
-    mpidht_params_t p = test_params(MPIDHT_PROTOCOL_LOCKFREE, KEY, VALUE, memory);
-    p.window = window;
-    p.error_detail = detail;
-    p.error_detail_size = sizeof detail;
-    *table = NULL;
-    return mpidht_create(MPI_COMM_WORLD, &p, table);
+    return test_create_window(KEY, VALUE, memory, window, detail, sizeof detail, table);
 }
 
 /* The refusal's detail says what was needed where. */
@@ -31,25 +26,6 @@ static void check_detail(void)
     TEST_CONTEXT("detail '%s'", detail);
     CHECK(strstr(detail, "of /dev/shm, which has") != NULL);
     CHECK(strstr(detail, "make /dev/shm larger") != NULL);
-}
-
-/* Writes and reads back a few thousand keys. */
-static void use(mpidht_t *table)
-{
-    unsigned char key[KEY], value[VALUE], back[VALUE];
-    for (uint64_t id = (uint64_t)test_rank(); id < 4000; id += (uint64_t)test_size()) {
-        test_fill(key, KEY, id, 1);
-        test_fill(value, VALUE, id, 2);
-        CHECK_OK(mpidht_write(table, key, value, NULL));
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    for (uint64_t id = 0; id < 4000; id += 7) {
-        test_fill(key, KEY, id, 1);
-        test_fill(value, VALUE, id, 2);
-        CHECK_OK(mpidht_read(table, key, back));
-        CHECK(memcmp(back, value, VALUE) == 0);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 int main(int argc, char **argv)
@@ -73,7 +49,7 @@ int main(int argc, char **argv)
     mpidht_status_t st = create(48 * (size_t)MIB, MPIDHT_WINDOW_CREATE, &table);
     CHECK(st == MPIDHT_OK || st == MPIDHT_ERR_NO_MEMORY);
     if (st == MPIDHT_OK) {
-        use(table);
+        test_write_read_back(table, KEY, VALUE, 4000);
         CHECK_OK(mpidht_free(&table));
     }
 
@@ -82,7 +58,7 @@ int main(int argc, char **argv)
     mpidht_info_t info = MPIDHT_INFO_INIT;
     CHECK_OK(mpidht_get_info(table, &info));
     CHECK(info.window == MPIDHT_WINDOW_SHARED);
-    use(table);
+    test_write_read_back(table, KEY, VALUE, 4000);
     CHECK_OK(mpidht_free(&table));
     MPI_Finalize();
     return 0;

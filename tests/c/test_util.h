@@ -148,4 +148,44 @@ static inline int test_size(void)
     return s;
 }
 
+/* COLLECTIVE over MPI_COMM_WORLD: mpidht_create of a lock-free table of
+ * the given window kind, its error detail into detail (of detail_size
+ * bytes); *table is NULL unless it returns MPIDHT_OK. */
+static inline mpidht_status_t test_create_window(size_t key_size, size_t value_size,
+                                                 size_t memory, mpidht_window_kind_t window,
+                                                 char *detail, size_t detail_size,
+                                                 mpidht_t **table)
+{
+    mpidht_params_t p = test_params(MPIDHT_PROTOCOL_LOCKFREE, key_size, value_size, memory);
+    p.window = window;
+    p.error_detail = detail;
+    p.error_detail_size = detail_size;
+    *table = NULL;
+    return mpidht_create(MPI_COMM_WORLD, &p, table);
+}
+
+/* COLLECTIVE over MPI_COMM_WORLD: every process writes its share of
+ * the ids below count (keys and values from test_fill, key_size and
+ * value_size bytes of at most 256), then reads every seventh id back and
+ * checks its value. */
+static inline void test_write_read_back(mpidht_t *table, size_t key_size, size_t value_size,
+                                        uint64_t count)
+{
+    unsigned char key[256], value[256], back[256];
+    CHECK(key_size <= sizeof key && value_size <= sizeof value);
+    for (uint64_t id = (uint64_t)test_rank(); id < count; id += (uint64_t)test_size()) {
+        test_fill(key, key_size, id, 1);
+        test_fill(value, value_size, id, 2);
+        CHECK_OK(mpidht_write(table, key, value, NULL));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (uint64_t id = 0; id < count; id += 7) {
+        test_fill(key, key_size, id, 1);
+        test_fill(value, value_size, id, 2);
+        CHECK_OK(mpidht_read(table, key, back));
+        CHECK(memcmp(back, value, value_size) == 0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 #endif /* MPIDHT_TEST_UTIL_H */
