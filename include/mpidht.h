@@ -352,8 +352,9 @@ typedef struct mpidht mpidht_t;
  *   Likewise a window that would take a process past its address-space
  *   limit (RLIMIT_AS, `ulimit -v`) is refused the same way before MPI is
  *   asked: each process of a node maps the node's whole part of a shared
- *   or allocate window, its own part otherwise (Open MPI, failing that
- *   mapping in a process, left the others waiting). The table sets one
+ *   or allocate window, its own part otherwise (where that mapping
+ *   failed, Open MPI 4.1 left the job waiting in MPI_Win_allocate_shared).
+ *   The table sets one
  *   attribute of its own key on MPI_COMM_SELF (mpidht_free removes it),
  *   by which MPI_Finalize tells it that MPI is gone: a call after that
  *   returns MPIDHT_ERR_MPI_NOT_INITIALIZED without calling MPI. */

@@ -45,8 +45,8 @@ mpidht_status_t mpidht_window_resolve(mpidht_window_kind_t requested,
  *    it): where more than one process of t is on this node, each maps the
  *    node's whole part of a shared or allocate window (t->node_bytes, and
  *    every process's tail with a page for each), else only its own part.
- *    Open MPI 4.1, failing that mmap in one process, left the others
- *    waiting in MPI_Win_allocate_shared;
+ *    where that mmap failed, Open MPI 4.1 left the job waiting in
+ *    MPI_Win_allocate_shared;
  *  - more than one process of t is on this node, the window is shared or
  *    allocated by MPI (not create: MPI_Alloc_mem), and the file system
  *    the MPI libraries take such a window's memory from on one node
