@@ -18,6 +18,11 @@ option(MPIDHT_TEST_HOSTS
 set(MPIDHT_TEST_SCALE 1 CACHE STRING
     "Factor on the counts of the local iteration and dump tests (MPIDHT_TEST_SCALE in their environment)")
 
+# What every test that starts MPI runs under: a TMPDIR of its own, where
+# Open MPI makes its session directory (jobs making the same one at the
+# same instant failed now and then: tests/own-tmpdir.sh).
+set(MPIDHT_TEST_LAUNCH ${PROJECT_SOURCE_DIR}/tests/own-tmpdir.sh)
+
 # Harmless for MPICH; lets Open MPI run as root and oversubscribe, and makes
 # waiting processes yield so that 4 ranks on 2 cores still progress.
 set(MPIDHT_TEST_ENV
@@ -47,7 +52,8 @@ function(mpidht_add_mpi_test target)
   foreach(np IN LISTS T_NPROCS)
     set(name ${target}${T_SUFFIX}_np${np})
     add_test(NAME ${name}
-      COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
+      COMMAND ${MPIDHT_TEST_LAUNCH} ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np}
+              ${MPIEXEC_PREFLAGS}
               $<TARGET_FILE:${target}> ${MPIEXEC_POSTFLAGS} ${T_ARGS})
     set(dir ${CMAKE_CURRENT_BINARY_DIR}/run/${name})
     file(MAKE_DIRECTORY ${dir})
