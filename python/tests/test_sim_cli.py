@@ -134,9 +134,9 @@ def test_signal_to_the_launcher_stops_the_run(tmp_path: Path) -> None:
     its start) reaches every process: the run stops after the iteration in
     progress, far short of its 5000, and writes summary.json saying so.
     Open MPI's mpirun exits with the processes' 3; MPICH's Hydra (4.0)
-    exits with 0 from any job that got a signal (as it does for a bare
-    mpi4py program that exits with 3), so there summary.json tells. A job
-    of its own."""
+    exited with 0 from every job here that got SIGUSR1 (a bare mpi4py
+    program that exits with 3 too), so there summary.json tells. A job of
+    its own."""
     env = {k: v for k, v in os.environ.items()
            if k.startswith(("PATH", "PYTHON", "VIRTUAL_ENV", "HOME", "LD_", "MPI4PY_",
                             "OMPI_ALLOW_RUN_AS_ROOT"))}
