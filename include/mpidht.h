@@ -62,9 +62,8 @@
  * bucket's generation, 1 added by every write, update or remove that
  * changed the bucket, before it lets go of the bucket's lock (where every
  * process reaches the buckets directly, mpidht_info_t.direct: a write
- * after a miss of its key then reuses the miss's probe while the
- * generation of the key's first candidate stands; the word is left
- * alone otherwise); only ever changed and read by processor atomics. recency: the
+ * after a miss of its key then compares no keys while the generation of
+ * the key's first candidate stands; the word is left alone otherwise); only ever changed and read by processor atomics. recency: the
  * time (ms since mpidht_create) the entry was last written or, now and
  * then, read; only ever changed by MPI_Accumulate with MPI_MAX and read by
  * MPI_Fetch_and_op with MPI_NO_OP. lock: readers in its low bits (fine
@@ -746,8 +745,8 @@ mpidht_status_t mpidht_clear(mpidht_t *table);
     X(atomic_updates, "updates that ran their function under the key's lock "  \
                       "(single calls and batch rows; one that returned an "   \
                       "invalid action, the key kept, included)")              \
-    X(probes_reused, "writes that went where a miss of their key had looked, " \
-                     "without probing the candidates again (read-for-insert)")
+    X(probes_reused, "writes after a miss of their key that compared no "     \
+                     "candidate's key, knowing it absent (read-for-insert)")
 
 typedef struct mpidht_stats {
     size_t struct_size; /* set with MPIDHT_STATS_INIT */

@@ -271,8 +271,8 @@ typedef struct mpidht_hint {
     bool valid;
     int rank;                      /* the key's host and */
     uint32_t first;                /* its first candidate */
-    unsigned chosen;               /* where a write would go, */
-    mpidht_write_outcome_t planned; /* as what */
+    unsigned chosen;               /* where a write would go then, */
+    mpidht_write_outcome_t planned; /* as what (a guide to its prefetch) */
     uint64_t gen;                  /* the first candidate's generation */
 } mpidht_hint_t;
 
@@ -313,31 +313,30 @@ static bool hints_ready(mpidht_engine_t *e, size_t key_size)
     return true;
 }
 
-void mpidht_engine_leave_hint(mpidht_t *t, const unsigned char *base,
-                              const mpidht_address_t *addr, const void *key)
+/* What mpidht_choose_slot chooses for key among the candidates of addr
+ * whose buckets lie in base, from what is in place now: the first free
+ * candidate, else the least recent (the last on a tie, and without
+ * recency). With key, false where a candidate holds it; without (the key
+ * known absent), it stops at the first free candidate. */
+static bool direct_plan(const mpidht_t *t, const unsigned char *base,
+                        const mpidht_address_t *addr, const void *key, unsigned *chosen,
+                        mpidht_write_outcome_t *planned)
 {
-    if (!hints_ready(t->engine, t->key_size))
-        return;
-    /* The first candidate's generation, then every candidate looked at
-     * again (their lines are in the caches from the miss's look): the key
-     * absent from all after the generation was loaded, or no hint. And
-     * what mpidht_choose_slot would choose with the key absent: the first
-     * free candidate, else the least recent (the last on a tie, and
-     * without recency). */
     const mpidht_layout_t *l = &t->layout;
-    uint64_t gen = __atomic_load_n(direct_gen(t, base, addr, 0), __ATOMIC_ACQUIRE);
-    unsigned n = addr->count, chosen = n, evict = n - 1;
+    unsigned n = addr->count, free_at = n, evict = n - 1;
     uint64_t least = UINT64_MAX;
     bool by_recency = mpidht_engine_evicts_by_recency(t);
     for (unsigned c = 0; c < n; ++c) {
         const unsigned char *at = base + mpidht_bucket_disp(t, mpidht_candidate(addr, c));
         if (mpidht_bucket_is_free(t, at)) {
-            chosen = chosen < n ? chosen : c;
+            free_at = free_at < n ? free_at : c;
+            if (!key)
+                break;
             continue;
         }
-        if (mpidht_bucket_holds(t, at, key))
-            return; /* stored since the look */
-        if (chosen < n || !by_recency)
+        if (key && mpidht_bucket_holds(t, at, key))
+            return false;
+        if (free_at < n || !by_recency)
             continue;
         uint64_t r = __atomic_load_n((const uint64_t *)(uintptr_t)(at + l->recency_offset),
                                      __ATOMIC_RELAXED);
@@ -346,12 +345,29 @@ void mpidht_engine_leave_hint(mpidht_t *t, const unsigned char *base,
             evict = c;
         }
     }
-    mpidht_write_outcome_t planned = chosen < n ? MPIDHT_WRITE_INSERTED : MPIDHT_WRITE_EVICTED;
+    *chosen = free_at < n ? free_at : evict;
+    *planned = free_at < n ? MPIDHT_WRITE_INSERTED : MPIDHT_WRITE_EVICTED;
+    return true;
+}
+
+void mpidht_engine_leave_hint(mpidht_t *t, const unsigned char *base,
+                              const mpidht_address_t *addr, const void *key)
+{
+    if (!hints_ready(t->engine, t->key_size))
+        return;
+    /* The first candidate's generation, then every candidate looked at
+     * again (their lines are in the caches from the miss's look): the key
+     * absent from all after the generation was loaded, or no hint. Where
+     * the write would go as things stand now guides its prefetch. */
+    uint64_t gen = __atomic_load_n(direct_gen(t, base, addr, 0), __ATOMIC_ACQUIRE);
+    unsigned chosen;
+    mpidht_write_outcome_t planned;
+    if (!direct_plan(t, base, addr, key, &chosen, &planned))
+        return; /* stored since the look */
     unsigned char *stored;
     mpidht_hint_t *h = hint_entry(t, addr->hash, &stored);
     *h = (mpidht_hint_t){.valid = true, .rank = addr->rank, .first = mpidht_candidate(addr, 0),
-                         .chosen = chosen < n ? chosen : evict, .planned = planned,
-                         .gen = gen};
+                         .chosen = chosen, .planned = planned, .gen = gen};
     memcpy(stored, key, t->key_size);
 }
 
@@ -374,11 +390,17 @@ void mpidht_engine_take_hint(mpidht_t *t, mpidht_item_t *it)
     it->hint_gen = h->gen;
 }
 
-bool mpidht_engine_hint_holds(const mpidht_t *t, const mpidht_item_t *it)
+bool mpidht_engine_hint_plan(const mpidht_t *t, mpidht_item_t *it)
 {
     const unsigned char *base = t->node_base[it->addr.rank];
-    return __atomic_load_n(direct_gen(t, base, &it->addr, 0), __ATOMIC_SEQ_CST) ==
-           it->hint_gen;
+    if (__atomic_load_n(direct_gen(t, base, &it->addr, 0), __ATOMIC_SEQ_CST) != it->hint_gen)
+        return false;
+    /* The key is absent; where it goes is chosen from what is in place
+     * now: since the miss another candidate may have been freed (a remove
+     * of the key it held) or written (its recency), which the first
+     * candidate's generation does not show. */
+    direct_plan(t, base, &it->addr, NULL, &it->chosen, &it->planned);
+    return true;
 }
 
 void mpidht_engine_forget_hints(mpidht_t *t)
@@ -552,11 +574,14 @@ static void prefetch_item(const mpidht_t *t, const mpidht_item_t *it, bool alone
     }
     case MPIDHT_OP_WRITE:
         if (it->hinted) {
-            /* The key lock's word, generation and meta byte, and the
-             * candidate the miss chose (read-for-insert: no probe if the
-             * hint holds). */
-            prefetch(t, base, &it->addr, 0, 0, l->meta_offset + 1);
-            prefetch(t, base, &it->addr, it->hint_chosen, 0, l->meta_offset + 1);
+            /* The lock word, generation, recency and meta byte of every
+             * candidate the write will look at if the hint holds (no
+             * keys: read-for-insert): up to the one the miss chose, or,
+             * where it chose to evict, all. */
+            unsigned last = it->hint_planned == MPIDHT_WRITE_EVICTED ? it->addr.count - 1
+                                                                     : it->hint_chosen;
+            for (unsigned c = 0; c <= last; ++c)
+                prefetch(t, base, &it->addr, c, 0, l->meta_offset + 1);
             return;
         }
         /* fall through */

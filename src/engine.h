@@ -57,7 +57,8 @@ typedef struct mpidht_item {
     uint32_t registered;          /* bit c: a registered reader of c (fine) */
     /* A write that reuses the probe of its key's miss (read-for-insert,
      * mpidht_engine_take_hint): the generation of the key lock's bucket
-     * the miss saw, and where the miss would have put the key. */
+     * the miss saw, and where the miss would have put the key (a guide
+     * to the write's prefetch). */
     bool hinted;
     unsigned hint_chosen;
     mpidht_write_outcome_t hint_planned;
@@ -233,11 +234,16 @@ mpidht_status_t mpidht_engine_read_looks(mpidht_t *t, size_t n, const unsigned c
  * holding the key lock, finds the generation the miss loaded, no write of
  * the key and no change of the first candidate happened since the miss's
  * second look: the key is still absent everywhere (only a holder of the key
- * lock stores it), and the first candidate is as the miss saw it. The
- * write then goes to the candidate the miss chose (the first free one,
- * else the least recent), checking it again under its own lock where it is
- * not the first, as after a probe (writer.h). A generation word is 64 bits
- * wide and only ever grows: it cannot come round to the same value.
+ * lock stores it). What the generation does not cover is the other
+ * candidates: another key's remove may have freed one, its write made it
+ * the most recent. So the write chooses again from what is in place now,
+ * as mpidht_choose_slot would with the key absent (the first free
+ * candidate, else the least recent), loading only the candidates' lock,
+ * recency and meta words, and checks its choice again under that
+ * bucket's lock where it is not the first, as after a probe (writer.h):
+ * what it saves is comparing every candidate's key. A generation word is
+ * 64 bits wide and only ever grows: it cannot come round to the same
+ * value.
  * Hints are dropped by mpidht_clear and mpidht_restore, which change
  * buckets without the writers' locks.
  */
@@ -245,10 +251,9 @@ mpidht_status_t mpidht_engine_read_looks(mpidht_t *t, size_t n, const unsigned c
 /* Where key's read, located at addr (every candidate derived), missed
  * (its buckets in place at base): loads the generation word of its first
  * candidate, then looks at every candidate again, and if none holds key
- * remembers the generation and the candidate a write of key would take,
- * as mpidht_choose_slot would choose it from what is in place now. No
- * hint where key was stored meanwhile, or where its memory cannot be had
- * (it is only a shortcut). */
+ * remembers the generation, and the candidate a write of key would take
+ * now (only to guide the write's prefetch). No hint where key was stored
+ * meanwhile, or where its memory cannot be had (it is only a shortcut). */
 void mpidht_engine_leave_hint(mpidht_t *t, const unsigned char *base,
                               const mpidht_address_t *addr, const void *key);
 
@@ -258,8 +263,10 @@ void mpidht_engine_leave_hint(mpidht_t *t, const unsigned char *base,
 void mpidht_engine_take_hint(mpidht_t *t, mpidht_item_t *it);
 
 /* Whether the hinted item, holding its key lock, still finds the
- * generation its key's miss saw. */
-bool mpidht_engine_hint_holds(const mpidht_t *t, const mpidht_item_t *it);
+ * generation its key's miss saw; if so, sets it->chosen and it->planned
+ * as mpidht_choose_slot would from the candidates in place now with the
+ * key absent. */
+bool mpidht_engine_hint_plan(const mpidht_t *t, mpidht_item_t *it);
 
 /* Drops every hint (buckets changed without the writers' locks). */
 void mpidht_engine_forget_hints(mpidht_t *t);

@@ -195,21 +195,20 @@ static void to_act(mpidht_t *t, mpidht_item_t *it)
 
 /* The key lock is held, its readers gone: on to the probe, or, where the
  * miss that left the item's hint saw the generation the key lock's bucket
- * still has (engine.h, read-for-insert), to the candidate the miss chose:
- * the key lock's own bucket is as the miss saw it, another is checked
- * again under its lock. A hint is used once: a write that must look again
- * probes. */
+ * still has (engine.h, read-for-insert), the key is absent and the write
+ * goes where mpidht_choose_slot would put it among the candidates as they
+ * are now, without comparing keys: the key lock's own bucket is held,
+ * another is checked again under its lock. A hint is used once: a write
+ * that must look again probes. */
 static void to_probe(mpidht_t *t, mpidht_item_t *it)
 {
     it->step = PROBE;
     if (!it->hinted)
         return;
     it->hinted = false;
-    if (!mpidht_engine_hint_holds(t, it))
+    if (!mpidht_engine_hint_plan(t, it))
         return;
     t->stats.probes_reused++;
-    it->chosen = it->hint_chosen;
-    it->planned = it->hint_planned;
     if (it->chosen != 0)
         it->step = LOCK;
     else

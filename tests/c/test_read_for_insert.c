@@ -18,13 +18,62 @@
  *          saw it, but rank 0's write must not reuse the probe (the
  *          generation moved on), and it inserts.
  *     A write that trusted the stale miss reports INSERTED in a and b.
+ *  3. Three buckets on rank 0, three candidates, and a hash (the key's
+ *     first 8 bytes) chosen so that keys A, B and C, written in turn, take
+ *     the first, second and third candidate of rank 0's key (each its own
+ *     first candidate, src/address.h). Rank 0's read of its key misses,
+ *     then another rank changes B, which holds neither rank 0's first
+ *     candidate (whose generation the miss kept) nor its lock, under both
+ *     eviction policies:
+ *       d. removes B: rank 0's write must insert into B's bucket, evicting
+ *          nobody;
+ *       e. (recency) A written again before the miss, so B is the least
+ *          recent then, and B written again after it: rank 0's write must
+ *          evict C, now the least recent, not B.
+ *     Rank 0's read and write are single calls, or batches of one in
+ *     every other round. A write that trusted the miss's choice evicted A
+ *     (or C, under MPIDHT_EVICT_LAST) in d and B in e.
  *
  * usage: test_read_for_insert coarse|fine|lockfree ROUNDS
  * (ROUNDS scaled by MPIDHT_TEST_SCALE)
  */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
+
+#include <time.h>
+
+#include "address.h"
 #include "test_util.h"
 
 enum { KEY_SIZE = 24, VALUE_SIZE = 40, OWN_KEYS = 64 };
+
+/* Part 3's hash: the key's first 8 bytes, which it chooses. */
+static uint64_t first_bytes(const void *key, size_t key_size, void *user_data)
+{
+    (void)key_size;
+    (void)user_data;
+    uint64_t h;
+    memcpy(&h, key, sizeof h);
+    return h;
+}
+
+/* The next hash after *h whose first candidate of three buckets is
+ * bucket; *h becomes it. */
+static uint64_t first_at(uint64_t *h, uint32_t bucket)
+{
+    uint32_t order[3];
+    do
+        mpidht_address_candidates(++*h, 3, 3, order);
+    while (order[0] != bucket);
+    return *h;
+}
+
+/* Sleeps long enough that the next recency stamp (milliseconds) is
+ * larger than every stamp before. */
+static void next_stamp(void)
+{
+    struct timespec ts = {0, 2000000L};
+    nanosleep(&ts, NULL);
+}
 
 static uint64_t reused(const mpidht_t *table)
 {
@@ -65,6 +114,79 @@ static uint64_t own_keys(mpidht_t *table, bool batched, uint64_t salt)
         CHECK(memcmp(got, values + i * VALUE_SIZE, VALUE_SIZE) == 0);
     }
     return after - before;
+}
+
+/* Part 3, one round of case d (recency_case false) or e under eviction:
+ * see the top; rank 0's read and write of its key single calls, or
+ * batches of one (batched). Every rank calls it. */
+static void stale_choice(mpidht_t *table, bool recency_case, bool batched, uint64_t round)
+{
+    int rank = test_rank(), meddler = 1 % test_size();
+    unsigned char keys[4][KEY_SIZE], values[4][VALUE_SIZE], got[VALUE_SIZE];
+    enum { A, B, C, MINE };
+    /* Rank 0's key's candidates in order, and A, B, C each first at one. */
+    uint64_t h = round * 1000, hashes[4];
+    uint32_t order[3];
+    hashes[MINE] = ++h;
+    mpidht_address_candidates(hashes[MINE], 3, 3, order);
+    for (int i = A; i <= C; ++i)
+        hashes[i] = first_at(&h, order[i]);
+    for (int i = A; i <= MINE; ++i) {
+        test_fill(keys[i], KEY_SIZE, round * 4 + (uint64_t)i, 40);
+        memcpy(keys[i], &hashes[i], sizeof hashes[i]);
+        test_fill(values[i], VALUE_SIZE, round * 4 + (uint64_t)i, 41);
+    }
+    mpidht_write_outcome_t outcome;
+    if (rank == 0) {
+        for (int i = A; i <= C; ++i) {
+            CHECK_OK(mpidht_write(table, keys[i], values[i], &outcome));
+            CHECK(outcome == MPIDHT_WRITE_INSERTED);
+            next_stamp();
+        }
+        if (recency_case) {
+            CHECK_OK(mpidht_write(table, keys[A], values[A], &outcome));
+            CHECK(outcome == MPIDHT_WRITE_UPDATED);
+            next_stamp();
+        }
+        unsigned char found = 1;
+        if (batched)
+            CHECK_OK(mpidht_read_batch(table, 1, keys[MINE], got, &found));
+        else
+            CHECK_STATUS(mpidht_read(table, keys[MINE], got), MPIDHT_NOT_FOUND);
+        CHECK(!batched || !found);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == meddler) {
+        if (recency_case) {
+            next_stamp();
+            CHECK_OK(mpidht_write(table, keys[B], values[B], &outcome));
+            CHECK(outcome == MPIDHT_WRITE_UPDATED);
+        } else {
+            CHECK_OK(mpidht_remove(table, keys[B]));
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        if (batched)
+            CHECK_OK(mpidht_write_batch(table, 1, keys[MINE], values[MINE], &outcome));
+        else
+            CHECK_OK(mpidht_write(table, keys[MINE], values[MINE], &outcome));
+        CHECK(outcome == (recency_case ? MPIDHT_WRITE_EVICTED : MPIDHT_WRITE_INSERTED));
+        /* Who is left: d: A, C and mine; e: A, B and mine. */
+        int gone = recency_case ? C : B;
+        for (int i = A; i <= MINE; ++i) {
+            TEST_CONTEXT("round %" PRIu64 ", case %c: key %d", round, recency_case ? 'e' : 'd',
+                         i);
+            if (i == gone) {
+                CHECK_STATUS(mpidht_read(table, keys[i], got), MPIDHT_NOT_FOUND);
+                continue;
+            }
+            CHECK_OK(mpidht_read(table, keys[i], got));
+            CHECK(memcmp(got, values[i], VALUE_SIZE) == 0);
+            CHECK_OK(mpidht_remove(table, keys[i])); /* empty for the next round */
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 int main(int argc, char **argv)
@@ -145,6 +267,26 @@ int main(int argc, char **argv)
         }
     }
     CHECK_OK(mpidht_free(&table));
+
+    /* 3. Three buckets on rank 0, three candidates, hashes chosen. */
+    p.candidates = 3;
+    p.memory_per_process = rank == 0 ? 3 * bucket : 0;
+    p.hash = first_bytes;
+    static const mpidht_eviction_t policies[] = {MPIDHT_EVICT_RECENCY, MPIDHT_EVICT_LAST};
+    uint64_t stale_rounds = rounds < 5 ? rounds : 5; /* each sleeps a few ms */
+    for (int e = 0; e < 2; ++e) {
+        p.eviction = policies[e];
+        CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+        for (uint64_t round = 0; round < stale_rounds; ++round) {
+            TEST_CONTEXT("%s, eviction %s: round %" PRIu64, argv[1],
+                         mpidht_eviction_name(p.eviction), round);
+            bool batched = round % 2 == 1;
+            stale_choice(table, false, batched, round);
+            if (p.eviction == MPIDHT_EVICT_RECENCY)
+                stale_choice(table, true, batched, round);
+        }
+        CHECK_OK(mpidht_free(&table));
+    }
     MPI_Finalize();
     return 0;
 }
