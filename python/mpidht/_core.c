@@ -137,12 +137,16 @@ static PyObject *contiguous_copy(PyObject *obj, const char *what)
 /* Gets a buffer of obj with the given flags, refusing (TypeError) one
  * whose items are Python objects: its bytes are pointers, meaningless in
  * another process or after the objects are gone. A buffer to be read that
- * is not contiguous where flags ask for it (a strided memoryview) is read
+ * is not contiguous where flags ask for it (a strided memoryview or NumPy
+ * array) is read
  * through a contiguous copy; one to be written raises TypeError. */
 static int get_plain(PyObject *obj, Py_buffer *view, int flags, const char *what)
 {
     if (PyObject_GetBuffer(obj, view, flags | PyBUF_FORMAT) != 0) {
-        if (!PyErr_ExceptionMatches(PyExc_BufferError))
+        /* Not contiguous: a memoryview raises BufferError, NumPy
+         * ValueError. */
+        if (!PyErr_ExceptionMatches(PyExc_BufferError) &&
+            !PyErr_ExceptionMatches(PyExc_ValueError))
             return -1;
         if (flags & PyBUF_WRITABLE) {
             PyObject *type, *value, *trace;

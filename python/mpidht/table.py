@@ -91,6 +91,11 @@ class Error(RuntimeError):
         super().__init__(message)
         self.status = Status(status)
 
+    def __reduce__(self) -> tuple[type["Error"], tuple[str, int]]:
+        # pickle and copy (mpi4py's gather, multiprocessing) rebuild it
+        # from both arguments, not from args alone.
+        return type(self), (str(self), int(self.status))
+
 
 class Protocol(enum.IntEnum):
     """Consistency protocols (docs/design.md, "Protocols")."""
@@ -242,6 +247,11 @@ def _rows(array: object, row_size: int, what: str) -> tuple[int, npt.NDArray[Any
     a = np.asarray(array)
     if a.dtype.hasobject:
         raise TypeError(f"{what} must hold plain numbers or bytes, not Python objects")
+    if a.dtype.kind == "U":
+        # NumPy would store each str as UCS-4, padded with NULs to the
+        # longest in the batch: bytes that depend on the other rows.
+        raise TypeError(f"{what} must hold plain numbers or bytes, not str: encode each "
+                        "(e.g. s.encode()) to bytes of the row size")
     if a.ndim == 0:
         raise ValueError(f"{what} must have one row per key, got a scalar")
     n = a.shape[0]

@@ -423,6 +423,11 @@ def load_fields(folder: Path) -> dict[int, Array]:
     fields = {}
     for it, path in field_files(folder, "npz").items():
         try:
+            with open(path, "rb") as f:
+                head = f.read(6)
+            # Without a zip's or NumPy's header, np.load would try pickle.
+            if not head.startswith((b"PK\x03\x04", b"PK\x05\x06", b"\x93NUMPY")):
+                raise ValueError("not an .npz archive (no zip header)")
             data = np.load(path)
             if not isinstance(data, np.lib.npyio.NpzFile):
                 raise ValueError("one array, not an .npz archive of variables")

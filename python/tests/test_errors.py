@@ -1,6 +1,8 @@
 """Bad input raises a Python exception with a clear message, on every
 process, and never reaches MPI in a form that would crash or hang."""
 
+import copy
+import pickle
 import threading
 
 import numpy as np
@@ -267,3 +269,17 @@ def test_concurrent_use_from_two_threads_is_refused(table: mpidht.Table,
             assert signal.recv(source=0) is True
         table.global_stats()
     signal.Free()
+
+
+def test_errors_survive_pickle_and_copy(comm: MPI.Intracomm) -> None:
+    """An mpidht.Error crosses processes (mpi4py's gather pickles it) and
+    copies with its message and status (its constructor's two arguments
+    were not in args: unpickling raised TypeError)."""
+    with pytest.raises(mpidht.Error) as caught:
+        mpidht.Table(comm, 0, 8, 4096)
+    error = caught.value
+    for other in (pickle.loads(pickle.dumps(error)), copy.copy(error), copy.deepcopy(error)):
+        assert type(other) is mpidht.Error
+        assert str(other) == str(error) and other.status == error.status
+    gathered = comm.allgather((error, str(error)))  # the message may name the process
+    assert all(str(e) == text and e.status == error.status for e, text in gathered)

@@ -393,7 +393,7 @@ def test_fields_that_cannot_be_read_are_named(tmp_path: Path,
     obj = np.array([{}], dtype=object)
     np.savez(pickled, C=obj, Ca=obj, Cl=obj, Mg=obj, pH=obj, pe=obj, calcite=obj, dolomite=obj)
     broken = {"lacks": lacks.getvalue(), "cut": whole[:200], "empty": b"",
-              "array": array.getvalue(), "pickled": pickled.getvalue()}
+              "array": array.getvalue(), "pickled": pickled.getvalue(), "text": b"not a zip"}
     for name, content in broken.items():
         (tmp_path / name).mkdir()
         path = tmp_path / name / "fields_00002.npz"
@@ -407,6 +407,10 @@ def test_fields_that_cannot_be_read_are_named(tmp_path: Path,
     # Not NumPy's advice to load it with allow_pickle.
     with pytest.raises(ValueError, match="it holds pickled objects, not arrays of numbers$"):
         load_fields(tmp_path / "pickled")
+    # A file that is no archive at all, which np.load would try as a pickle.
+    for name in ("text", "empty"):
+        with pytest.raises(ValueError, match=r"not an \.npz archive \(no zip header\)$"):
+            load_fields(tmp_path / name)
 
 
 def test_log_verdict_counts_ties_and_never_calls_a_tie_a_win() -> None:

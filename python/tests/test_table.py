@@ -67,6 +67,38 @@ def test_strided_bytes_like_and_empty_batches(comm: MPI.Intracomm, protocol: str
         comm.Barrier()
 
 
+def test_strided_numpy_keys_in_single_calls(comm: MPI.Intracomm, protocol: str) -> None:
+    """A strided NumPy key or value is read as its bytes in order in single
+    calls too, as in batches (NumPy refused the contiguous buffer with
+    ValueError, which went to the caller)."""
+    with mpidht.Table(comm, 8, 8, 1 << 20, protocol=protocol) as t:
+        if comm.Get_rank() == 0:
+            key = np.arange(16, dtype=np.uint8)[::2]
+            value = np.arange(100, 116, dtype=np.uint8)[::2]
+            assert not key.flags.c_contiguous
+            assert t.write(key, value) == mpidht.WriteOutcome.INSERTED
+            assert t.read(key) == t.read(key.tobytes()) == value.tobytes()
+            _, found = t.read_many(key[None, :])
+            assert found.tolist() == [True]
+            assert t.remove(key) and t.read(key.tobytes()) is None
+        comm.Barrier()
+
+
+def test_str_rows_are_refused(comm: MPI.Intracomm, protocol: str) -> None:
+    """A list of str is not rows of bytes: NumPy would store UCS-4 padded to
+    the longest str of the batch, so one key's bytes depended on the
+    others (["a", "cd"] with 8-byte keys was accepted, ["a", "c"] not)."""
+    with mpidht.Table(comm, 8, 8, 1 << 20, protocol=protocol) as t:
+        for keys in (["a", "cd"], ["ab"], np.array(["a", "cd"])):
+            with pytest.raises(TypeError, match="not str: encode each"):
+                t.write_many(keys, np.zeros((len(keys), 8), np.uint8))
+            with pytest.raises(TypeError, match="not str: encode each"):
+                t.read_many(keys)
+        with pytest.raises(TypeError, match="not str"):
+            t.write_many([b"k" * 8, b"l" * 8], ["v" * 2, "w" * 2])
+        assert t.stats()["writes"] == 0 and t.stats()["reads"] == 0
+
+
 def test_stats_names_match_library(table: mpidht.Table) -> None:
     assert list(table.stats()) == [
         "reads", "hits", "misses", "writes", "updates", "evictions", "removes",
