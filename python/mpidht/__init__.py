@@ -23,5 +23,10 @@ __version__: str = _core.VERSION
 
 
 def strerror(status: int) -> str:
-    """The library's message for a status code."""
+    """The library's message for a status code ("unknown status" for an
+    int that is none)."""
+    if isinstance(status, bool) or not isinstance(status, int):
+        raise TypeError(f"status must be an int, got {type(status).__name__}")
+    if not -2**31 <= status < 2**31:
+        return "unknown status"  # no status is that large
     return str(_core.strerror(status))

@@ -201,7 +201,8 @@ def _check_size(value: object, what: str, bounded: bool = True) -> int:
 
 
 def _check_timeout(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
+                                                                     np.floating)):
         raise TypeError(f"timeout must be a number of seconds, got {type(value).__name__}")
     try:
         return float(value)
@@ -629,7 +630,11 @@ class Table:
     def __repr__(self) -> str:
         if self.closed:
             return f"<mpidht.Table closed, key {self._key_size} B, value {self._value_size} B>"
-        i = self.info()
+        try:
+            i = self.info()
+        except Error as e:  # in use (inside an update or hash function, another thread)
+            return (f"<mpidht.Table key {self._key_size} B, value {self._value_size} B, "
+                    f"{e.status.name}>")
         return (f"<mpidht.Table {i['protocol']}, key {i['key_size']} B, value "
                 f"{i['value_size']} B, {i['local_buckets']} of {i['total_buckets']} buckets "
                 f"here, {i['comm_size']} processes, window {i['window']}>")
@@ -856,6 +861,8 @@ class Table:
         n = _check_size(max_entries, "max_entries")
         if n < 1:
             raise ValueError("max_entries must be at least 1")
+        # No chunk holds more entries than this process has buckets.
+        n = min(n, max(1, int(self.info()["local_buckets"])))
         cursor = 0
         while True:
             keys = np.empty((n, self._key_size), dtype=np.uint8)

@@ -221,9 +221,12 @@ def test_integers_beyond_their_c_type_are_refused(table: mpidht.Table) -> None:
         with pytest.raises(OverflowError):
             table._table.local_next(cursor, 4, keys, values)
     assert table._table.local_next(0, 4, keys, values)[1] == 0
-    with pytest.raises(OverflowError):
-        mpidht.strerror(2**32 + int(mpidht.Status.NOT_FOUND))
+    # strerror answers for every int, its low bits not taken for a status.
+    for status in (2**32 + int(mpidht.Status.NOT_FOUND), 2**70, -2**70):
+        assert mpidht.strerror(status) == "unknown status"
     assert mpidht.strerror(mpidht.Status.NOT_FOUND) != mpidht.strerror(-1)
+    with pytest.raises(TypeError, match="status must be an int"):
+        mpidht.strerror(1.0)  # type: ignore[arg-type]
 
 
 def test_status_list_matches_library() -> None:
@@ -283,3 +286,14 @@ def test_errors_survive_pickle_and_copy(comm: MPI.Intracomm) -> None:
         assert str(other) == str(error) and other.status == error.status
     gathered = comm.allgather((error, str(error)))  # the message may name the process
     assert all(str(e) == text and e.status == error.status for e, text in gathered)
+
+
+def test_timeout_takes_numpy_numbers(comm: MPI.Intracomm) -> None:
+    """A NumPy integer is a number of seconds as a NumPy float is (it raised
+    TypeError); a bool is not."""
+    for seconds in (np.int64(2), np.uint8(2), np.float32(2.0)):
+        with mpidht.Table(comm, 8, 8, 4096, timeout=seconds) as t:  # type: ignore[arg-type]
+            assert t.info()["key_size"] == 8
+    for flag in (True, np.bool_(True)):
+        with pytest.raises(TypeError, match="timeout must be a number of seconds"):
+            mpidht.Table(comm, 8, 8, 4096, timeout=flag)  # type: ignore[arg-type]

@@ -155,5 +155,8 @@ def check_rejections(table: mpidht.Table, comm: MPI.Intracomm,
         table.dump(42)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         next(table.iter_local(0))
+    # A chunk size beyond the process's buckets allocates no more than them.
+    assert sum(len(k) for k, _ in table.iter_local(2**40)) == \
+        sum(len(k) for k, _ in table.iter_local())
     with pytest.raises(TypeError):
         next(table.iter_local("many"))  # type: ignore[arg-type]

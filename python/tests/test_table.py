@@ -1,7 +1,7 @@
 """Single-key operations, statistics, info and lifetime."""
 
 import gc
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 import pytest
@@ -150,6 +150,21 @@ def test_repr_and_status_names(table: mpidht.Table, comm: MPI.Intracomm,
     assert str(mpidht.Status.ERR_WINDOW_UNSUPPORTED) == "Status.ERR_WINDOW_UNSUPPORTED"
     assert f"{mpidht.Status.ERR_PEER}" == "Status.ERR_PEER"
     assert int(mpidht.Status.ERR_PEER) == 19
+
+
+def test_repr_inside_an_update_function(comm: MPI.Intracomm, protocol: str) -> None:
+    """repr of a table in use (from its own update function) names the
+    state instead of raising ERR_CONCURRENT_USE."""
+    with mpidht.Table(comm, 8, 8, 1 << 16, protocol=protocol) as t:
+        seen: list[str] = []
+
+        def fn(old: Optional[bytes]) -> bytes:
+            seen.append(repr(t))
+            return b"v" * 8
+
+        t.update(comm.Get_rank().to_bytes(8, "little"), fn)
+        assert seen == ["<mpidht.Table key 8 B, value 8 B, ERR_CONCURRENT_USE>"]
+        assert repr(t).startswith(f"<mpidht.Table {protocol}, key 8 B")
 
 
 def test_context_manager_closes(comm: MPI.Intracomm) -> None:
