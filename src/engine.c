@@ -395,10 +395,17 @@ bool mpidht_engine_hint_plan(const mpidht_t *t, mpidht_item_t *it)
     const unsigned char *base = t->node_base[it->addr.rank];
     if (__atomic_load_n(direct_gen(t, base, &it->addr, 0), __ATOMIC_SEQ_CST) != it->hint_gen)
         return false;
-    /* The key is absent; where it goes is chosen from what is in place
-     * now: since the miss another candidate may have been freed (a remove
-     * of the key it held) or written (its recency), which the first
-     * candidate's generation does not show. */
+    /* The key is absent. Where the miss found the first candidate free,
+     * it still is (the generation says nobody changed it), and it is
+     * where the key goes. Otherwise where it goes is chosen from what is
+     * in place now: since the miss another candidate may have been freed
+     * (a remove of the key it held) or written (its recency), which the
+     * first candidate's generation does not show. */
+    if (it->hint_chosen == 0 && it->hint_planned == MPIDHT_WRITE_INSERTED) {
+        it->chosen = 0;
+        it->planned = MPIDHT_WRITE_INSERTED;
+        return true;
+    }
     direct_plan(t, base, &it->addr, NULL, &it->chosen, &it->planned);
     return true;
 }
