@@ -66,13 +66,17 @@ static mpidht_status_t same_string(MPI_Comm comm, const char *s, bool *same)
 mpidht_status_t mpidht_agree_path(const mpidht_t *t, const char *doing, const char *path,
                                   mpidht_status_t mine)
 {
-    mpidht_status_t st = mpidht_agree(t->comm, mine);
+    bool empty = mine == MPIDHT_OK && path && !*path;
+    mpidht_status_t st = mpidht_agree(t->comm, empty ? MPIDHT_ERR_FILE_IO : mine);
     bool same = false;
     if (st == MPIDHT_OK)
         st = same_string(t->comm, path, &same);
     if (st == MPIDHT_OK && !same)
         st = MPIDHT_ERR_PATH_MISMATCH;
-    if (st != MPIDHT_OK && path)
+    if (empty)
+        mpidht_set_detail(t, "%s an empty path: %s (an empty path names no file)", doing,
+                          mpidht_strerror(st));
+    else if (st != MPIDHT_OK && path)
         mpidht_set_detail(t, "%s '%s': %s", doing, path, mpidht_strerror(st));
     else if (st != MPIDHT_OK)
         mpidht_set_detail(t, "%s a NULL path: %s", doing, mpidht_strerror(st));

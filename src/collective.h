@@ -22,10 +22,12 @@ mpidht_status_t mpidht_agree_who(MPI_Comm comm, mpidht_status_t local, int *who,
 mpidht_status_t mpidht_agree_same(MPI_Comm comm, mpidht_status_t local);
 
 /* The arguments of a collective call on a file (dump, restore): mine is
- * this process's verdict on its own; then the path must be the same
- * everywhere. Returns as mpidht_agree, or MPIDHT_ERR_PATH_MISMATCH on
- * every process; on failure the table's error detail says what failed,
- * after `doing` (e.g. "dumping to"). */
+ * this process's verdict on its own, to which an empty path adds
+ * MPIDHT_ERR_FILE_IO (it names no file; a dump would have made and
+ * removed "<path>.partial", i.e. ".partial" in the working folder); then
+ * the path must be the same everywhere. Returns as mpidht_agree, or
+ * MPIDHT_ERR_PATH_MISMATCH on every process; on failure the table's
+ * error detail says what failed, after `doing` (e.g. "dumping to"). */
 mpidht_status_t mpidht_agree_path(const mpidht_t *t, const char *doing, const char *path,
                                   mpidht_status_t mine);
 

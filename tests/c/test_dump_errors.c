@@ -7,8 +7,9 @@
  * A directory and a FIFO in place of the file are refused as unreadable
  * (not read as a short file, not waited on), also named with a ROMIO
  * prefix ("ufs:", which MPICH's MPI-IO strips). Then the argument rejections
- * of dump and restore, and a dump into a directory that does not exist
- * (nothing left behind). A dump replaces only a regular file: one to a
+ * of dump and restore (an empty path too: a dump to it replaced and
+ * removed the working folder's ".partial"), and a dump into a directory
+ * that does not exist (nothing left behind). A dump replaces only a regular file: one to a
  * FIFO or a symbolic link, or whose "<path>.partial" is a FIFO, is
  * refused and leaves them as they were; a file of the user's named
  * "<path>.lock" is refused and kept (a dump removes its own lock file),
@@ -210,6 +211,32 @@ static void rejected_arguments(mpidht_t *table)
         expect_detail(table, mine, MPIDHT_ERR_PATH_MISMATCH);
         CHECK(access(mine, F_OK) != 0);
     }
+    /* An empty path names no file: refused before anything is touched (a
+     * dump made and removed "<path>.partial", i.e. the working folder's
+     * ".partial", a file of the user's). On the last process only: the
+     * others learn of it. */
+    static const char keep[] = "the user's own file\n";
+    if (rank == 0)
+        write_file(".partial", (const unsigned char *)keep, (long)strlen(keep));
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int restore = 0; restore < 2; ++restore) {
+        const char *path = rank == size - 1 ? "" : good;
+        mpidht_status_t expected = rank == size - 1 ? MPIDHT_ERR_FILE_IO : MPIDHT_ERR_PEER;
+        CHECK_STATUS(restore ? mpidht_restore(table, path, NULL) : mpidht_dump(table, path),
+                     expected);
+        const char *detail = mpidht_error_detail(table);
+        TEST_CONTEXT("detail '%s'", detail);
+        CHECK(rank != size - 1 || strstr(detail, "an empty path names no file") != NULL);
+        MPI_Barrier(MPI_COMM_WORLD);
+        long kept = 0;
+        unsigned char *content = read_file(".partial", &kept);
+        CHECK(kept == (long)strlen(keep) && memcmp(content, keep, strlen(keep)) == 0);
+        free(content);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        CHECK(remove(".partial") == 0);
+    TEST_CONTEXT("passing bad arguments");
     /* A report is optional. */
     table_digest_t before = digest_table(table, KEY, VALUE);
     CHECK_OK(mpidht_restore(table, good, NULL));
