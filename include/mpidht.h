@@ -362,7 +362,10 @@ mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
 
 /* COLLECTIVE. Frees the table and sets *table to NULL, so that a later
  * call with the same variable returns MPIDHT_ERR_INVALID_HANDLE. Where the
- * debug mode's check fails, the table is not freed. */
+ * debug mode's check fails, the table is not freed. After MPI_Finalize
+ * (a caller's mistake: it took the table's window and communicator) it
+ * frees what is left, this process's own memory, sets *table to NULL and
+ * returns MPIDHT_ERR_MPI_NOT_INITIALIZED, calling nothing of MPI. */
 mpidht_status_t mpidht_free(mpidht_t **table);
 
 /* ------------------------------------------------------------------ */

@@ -61,11 +61,14 @@ int DHT_to_file(DHT *table, const char *filename);
 /* COLLECTIVE. Loads a file written by DHT_to_file, from any process count
  * (mpidht_restore). DHT_SUCCESS, DHT_FILE_IO_ERROR (cannot open),
  * DHT_WRONG_FILE, DHT_FILE_READ_ERROR or DHT_MPI_ERROR; on an error the
- * table is left as it was. */
+ * table is left as it was. Records that find no room count as collisions
+ * (as POET's load through DHT_write counted them): all processes' in
+ * rank 0's collision_counter of DHT_free. */
 int DHT_from_file(DHT *table, const char *filename);
 
-/* COLLECTIVE. Frees the table; the calling process's eviction and read
- * miss counts go to *collision_counter and *readerror_counter (either
+/* COLLECTIVE. Frees the table; the calling process's eviction (and load
+ * collision, DHT_from_file) and read miss counts go to
+ * *collision_counter and *readerror_counter (either
  * may be NULL; counts above INT_MAX read INT_MAX). Where mpidht_free
  * leaves the table (its debug mode's check failed: not every process
  * entered), it returns DHT_MPI_ERROR and table stays valid, to be freed

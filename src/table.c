@@ -303,13 +303,20 @@ static mpidht_status_t build(mpidht_t *t, const mpidht_params_t *params,
 }
 
 /* Releases what build() acquired; t itself belongs to the caller. */
-static void release(mpidht_t *t)
+/* Frees what t holds of this process's own memory, calling nothing of
+ * MPI (the window aside: mpidht_window_free or _forget). */
+static void release_memory(mpidht_t *t)
 {
     free(t->host_rank);
     free(t->host_first);
     free(t->same_node);
     mpidht_engine_release(t);
     mpidht_scan_release(t);
+}
+
+static void release(mpidht_t *t)
+{
+    release_memory(t);
     if (t->comm != MPI_COMM_NULL)
         MPI_Comm_free(&t->comm);
 }
@@ -469,6 +476,16 @@ mpidht_status_t mpidht_free(mpidht_t **table)
         return MPIDHT_ERR_NULL_ARGUMENT;
     mpidht_t *t = *table;
     mpidht_status_t st = mpidht_enter_collective(t, MPIDHT_CALL_FREE);
+    if (st == MPIDHT_ERR_MPI_NOT_INITIALIZED && t) {
+        /* MPI_Finalize took the window and the communicators: this
+         * process's own memory is all there is left to free. */
+        mpidht_window_forget(t);
+        release_memory(t);
+        free(t->diag);
+        free(t);
+        *table = NULL;
+        return st;
+    }
     if (st != MPIDHT_OK)
         return st;
     st = t->ops->close(t); /* completes what is pending */

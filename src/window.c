@@ -344,11 +344,20 @@ mpidht_status_t mpidht_window_free(mpidht_t *t)
             st = MPIDHT_ERR_MPI;
         t->alloc_mem = NULL;
     }
+    mpidht_window_forget(t);
+    return st;
+}
+
+void mpidht_window_forget(mpidht_t *t)
+{
+    t->win = MPI_WIN_NULL;
+    t->alloc_mem = NULL;
     t->local_base = NULL;
+    t->huge_start = NULL;
+    t->huge_bytes = 0;
     free(t->node_base);
     t->node_base = NULL;
     free(t->window_lock);
     t->window_lock = NULL;
     t->direct = false;
-    return st;
 }

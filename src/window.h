@@ -86,4 +86,9 @@ mpidht_status_t mpidht_window_decide_direct(mpidht_t *t);
 /* COLLECTIVE: frees t->win and any memory behind it. */
 mpidht_status_t mpidht_window_free(mpidht_t *t);
 
+/* After MPI_Finalize, which took t->win and its memory: frees only what
+ * the table holds of this process's own memory about the window, calling
+ * nothing of MPI. */
+void mpidht_window_forget(mpidht_t *t);
+
 #endif /* MPIDHT_WINDOW_H */

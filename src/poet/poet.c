@@ -13,6 +13,8 @@ struct DHT {
     int key_size;
     int rank;
     mpidht_status_t last;
+    uint64_t load_evictions; /* records DHT_from_file found no room for
+                              * (all processes' on rank 0) */
 };
 
 /* POET's hash takes (key size, key); mpidht's (key, size, user data). */
@@ -89,9 +91,14 @@ int DHT_from_file(DHT *table, const char *filename)
 {
     if (!table)
         return DHT_MPI_ERROR;
-    table->last = mpidht_restore(table->table, filename, NULL);
+    mpidht_restore_report_t report = MPIDHT_RESTORE_REPORT_INIT;
+    table->last = mpidht_restore(table->table, filename, &report);
     switch (table->last) {
     case MPIDHT_OK:
+        /* POET loaded through DHT_write, whose collisions counted. The
+         * report's count is over all processes: it counts on rank 0. */
+        if (table->rank == 0)
+            table->load_evictions += report.evicted;
         return DHT_SUCCESS;
     case MPIDHT_ERR_FILE_IO:
         return DHT_FILE_IO_ERROR;
@@ -117,7 +124,7 @@ int DHT_free(DHT *table, int *collision_counter, int *readerror_counter)
     mpidht_stats_t s = MPIDHT_STATS_INIT;
     if (mpidht_stats_local(table->table, &s) == MPIDHT_OK) {
         if (collision_counter)
-            *collision_counter = clamp(s.evictions);
+            *collision_counter = clamp(s.evictions + table->load_evictions);
         if (readerror_counter)
             *readerror_counter = clamp(s.misses);
     }

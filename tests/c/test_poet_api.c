@@ -5,7 +5,9 @@
  * (key size, key), write until keys collide, read hits and misses, save,
  * load into a table of another size, and free with the counters. A free
  * that fails (in mpidht's debug mode, entered by one process alone) keeps
- * the handle, and a second free by every process succeeds.
+ * the handle, and a second free by every process succeeds. A load into a
+ * table too small for the file counts the records it lost as collisions;
+ * a free after MPI_Finalize is an MPI error that frees all the same.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 
@@ -113,6 +115,23 @@ int main(int argc, char **argv)
     CHECK(DHT_last_status(loaded) == MPIDHT_ERR_FILE_IO);
     CHECK(DHT_free(loaded, NULL, NULL) == DHT_SUCCESS);
 
+    /* A table too small for the file: the records that find no room count
+     * as collisions (on rank 0, for all processes), as POET's load through
+     * DHT_write counted them. */
+    DHT *small = DHT_create(MPI_COMM_WORLD, 8, data_size, key_size, &poet_hash);
+    CHECK(small != NULL);
+    CHECK(DHT_from_file(small, file) == DHT_SUCCESS);
+    int placed = 0, all_placed = 0, lost = -1, all_lost = 0;
+    for (int id = 0; id < size * 100; ++id) {
+        make_entry(key, data, id);
+        placed += id % size == rank && DHT_read(small, key, out) == DHT_SUCCESS;
+    }
+    CHECK(DHT_free(small, &lost, NULL) == DHT_SUCCESS);
+    CHECK(rank == 0 || lost == 0);
+    MPI_Allreduce(&placed, &all_placed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&lost, &all_lost, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(all_lost > 0 && all_lost == all_ok - all_placed);
+
     /* Other sizes: the file is refused. */
     DHT *other = DHT_create(MPI_COMM_WORLD, 100, data_size, key_size - 8, NULL);
     CHECK(other != NULL);
@@ -137,8 +156,13 @@ int main(int argc, char **argv)
         CHECK(DHT_free(kept, NULL, NULL) == DHT_SUCCESS);
     }
 
+    DHT *late = DHT_create(MPI_COMM_WORLD, 100, data_size, key_size, NULL);
+    CHECK(late != NULL);
     if (rank == 0)
         remove(file);
     MPI_Finalize();
+    /* Freed after MPI_Finalize (a caller's mistake): an MPI error, and the
+     * table is gone all the same (it was kept, and nothing could free it). */
+    CHECK(DHT_free(late, NULL, NULL) == DHT_MPI_ERROR);
     return 0;
 }
