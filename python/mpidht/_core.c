@@ -877,53 +877,50 @@ static PyObject *Table_local_next(TableObject *self, PyObject *args)
     return Py_BuildValue("(Kn)", (unsigned long long)at, (Py_ssize_t)count);
 }
 
-/* The table, claimed, and *path the call's one argument, a file system
- * path (str, bytes or os.PathLike) as bytes; NULL with an exception and
- * nothing held on failure. */
-static mpidht_t *claim_with_path(TableObject *self, PyObject *args, PyObject **path)
+/* dump(path) or, with report, restore(path): collective. path is a file
+ * system path (str, bytes or os.PathLike). One that is not (TypeError, or
+ * ValueError for an embedded NUL) still takes part in the call, as a NULL
+ * path, which the library refuses there and reports to the other
+ * processes as MPIDHT_ERR_PEER instead of leaving them waiting; its
+ * exception is then raised here. */
+static PyObject *file_call(TableObject *self, PyObject *args, mpidht_restore_report_t *report)
 {
-    *path = NULL;
-    if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, path))
-        return NULL;
+    PyObject *path = NULL, *type = NULL, *value = NULL, *trace = NULL;
+    if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &path))
+        PyErr_Fetch(&type, &value, &trace);
     mpidht_t *table = claim(self);
-    if (!table)
-        Py_CLEAR(*path);
-    return table;
+    if (!table) {
+        Py_XDECREF(path);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(trace);
+        return NULL;
+    }
+    const char *name = path ? PyBytes_AS_STRING(path) : NULL;
+    mpidht_status_t st;
+    Py_BEGIN_ALLOW_THREADS
+    st = report ? mpidht_restore(table, name, report) : mpidht_dump(table, name);
+    Py_END_ALLOW_THREADS
+    release(self);
+    Py_XDECREF(path);
+    if (type) {
+        PyErr_Restore(type, value, trace);
+        return NULL;
+    }
+    return finish_collective(self, table, st);
 }
 
 /* dump(path): collective. */
 static PyObject *Table_dump(TableObject *self, PyObject *args)
 {
-    PyObject *path;
-    mpidht_t *table = claim_with_path(self, args, &path);
-    if (!table)
-        return NULL;
-    mpidht_status_t st;
-    const char *name = PyBytes_AS_STRING(path);
-    Py_BEGIN_ALLOW_THREADS
-    st = mpidht_dump(table, name);
-    Py_END_ALLOW_THREADS
-    release(self);
-    Py_DECREF(path);
-    return finish_collective(self, table, st);
+    return file_call(self, args, NULL);
 }
 
 /* restore(path) -> (entries, inserted, updated, evicted): collective. */
 static PyObject *Table_restore(TableObject *self, PyObject *args)
 {
-    PyObject *path;
-    mpidht_t *table = claim_with_path(self, args, &path);
-    if (!table)
-        return NULL;
     mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
-    mpidht_status_t st;
-    const char *name = PyBytes_AS_STRING(path);
-    Py_BEGIN_ALLOW_THREADS
-    st = mpidht_restore(table, name, &r);
-    Py_END_ALLOW_THREADS
-    release(self);
-    Py_DECREF(path);
-    PyObject *done = finish_collective(self, table, st);
+    PyObject *done = file_call(self, args, &r);
     if (!done)
         return NULL;
     Py_DECREF(done);

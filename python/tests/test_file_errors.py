@@ -41,3 +41,25 @@ def test_dump_into_a_missing_directory_names_it(comm: MPI.Intracomm,
         t.dump(good)
         assert t.restore(good).entries == 0
         comm.Barrier()
+
+
+@pytest.mark.parametrize("bad, error", [("t\0.mpidht", ValueError), (42, TypeError)])
+def test_a_path_refused_on_one_process_reaches_the_others(
+        comm: MPI.Intracomm, tmp_path_factory: pytest.TempPathFactory, bad: object,
+        error: type[BaseException]) -> None:
+    """A path that is none on the last process (an embedded NUL, an int)
+    raises there, and ERR_PEER on the others instead of leaving them
+    waiting in the collective call; the table stays usable."""
+    good = shared_dir(comm, tmp_path_factory) / "t.mpidht"
+    last = comm.Get_rank() == comm.Get_size() - 1
+    with mpidht.Table(comm, 8, 8, 1 << 16) as t:
+        for call in (t.dump, t.restore):
+            if last:
+                with pytest.raises(error):
+                    call(bad)  # type: ignore[arg-type]
+            else:
+                with pytest.raises(mpidht.Error) as e:
+                    call(good)
+                assert e.value.status == mpidht.Status.ERR_PEER
+        t.dump(good)
+        assert t.restore(good).entries == 0
