@@ -59,11 +59,14 @@
  *                                                                       33 + K + V
  *
  * meta: bit 0 = occupied. sum: XXH3-64 of meta, key and value. gen: the
- * bucket's generation, 1 added by every write, update or remove that
- * changed the bucket, before it lets go of the bucket's lock (where every
- * process reaches the buckets directly, mpidht_info_t.direct: a write
- * after a miss of its key then compares no keys while the generation of
- * the key's first candidate stands; the word is left alone otherwise); only ever changed and read by processor atomics. recency: the
+ * bucket's generation, odd while a write, update or remove changes the
+ * bucket and even again (2 added in all) before it lets go of the
+ * bucket's lock, and 2 added to the key's first candidate by a write that
+ * stored its key elsewhere (where every process reaches the buckets
+ * directly, mpidht_info_t.direct: a write after a miss of its key then
+ * compares no keys while the generation of the key's first candidate
+ * stands, and a write about to evict checks that its other candidates
+ * were all taken at one instant; the word is left alone otherwise); only ever changed and read by processor atomics. recency: the
  * time (ms since mpidht_create) the entry was last written or, now and
  * then, read; only ever changed by MPI_Accumulate with MPI_MAX and read by
  * MPI_Fetch_and_op with MPI_NO_OP. lock: readers in its low bits (fine
@@ -390,7 +393,16 @@ mpidht_status_t mpidht_free(mpidht_t **table);
  *   - A completed write stays until the key is written, updated, removed
  *     or evicted by another operation: no read ever invalidates it.
  *   - Any key may be evicted by the write of another key whose candidates
- *     are all taken (mpidht_eviction_t says which entry goes).
+ *     are all taken (mpidht_eviction_t says which entry goes): taken at
+ *     one instant of that write, on a table every process reaches
+ *     directly (mpidht_info_t.direct; tests/c/test_evict_when_full.c
+ *     moves another key between two candidates while a write's probe
+ *     looks). Through MPI's one-sided calls (across nodes, or
+ *     MPIDHT_SHARED_ACCESS=mpi) the write gets its candidates in one
+ *     round, each at its own instant: another key's remove from one
+ *     candidate and its write into another in the gap between two of
+ *     those gets can still make a write evict while a candidate is
+ *     free.
  * How long a call may wait: coarse calls wait for the target's window
  * lock for as long as another process holds it (no timeout; inside
  * MPI_Win_lock, or on a direct table backing off as below, each wait

@@ -423,15 +423,31 @@ void mpidht_issue_gen_bump(mpidht_t *t, mpidht_item_t *it, uint32_t mask)
         return;
     /* Only the holder of a bucket's lock changes its generation: a load
      * and a release store, which orders the data put before it (no
-     * read-modify-write, which would wait for those stores to drain). */
+     * read-modify-write, which would wait for those stores to drain). A
+     * bucket the write changed is odd (open_gen): 1 makes it even; 2 for
+     * a held bucket it did not change (the key lock's, where the key went
+     * elsewhere). */
     unsigned char *base = t->node_base[it->addr.rank];
     for (unsigned c = 0; c < it->addr.count; ++c) {
         if (!(mask & 1u << c))
             continue;
         uint64_t *word = direct_gen(t, base, &it->addr, c);
-        __atomic_store_n(word, __atomic_load_n(word, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
+        uint64_t gen = __atomic_load_n(word, __ATOMIC_RELAXED);
+        __atomic_store_n(word, gen + (gen & 1 ? 1 : 2), __ATOMIC_RELEASE);
     }
     touch_direct(t);
+}
+
+/* Before a held bucket of a direct table that keeps generations changes:
+ * its generation odd, ordered before the change (a sequence lock's
+ * writer side; mpidht_issue_gen_bump makes it even again). */
+static void open_gen(mpidht_t *t, unsigned char *base, const mpidht_item_t *it, unsigned c)
+{
+    if (!keeps_generations(t) || !(it->held & 1u << c))
+        return;
+    uint64_t *word = direct_gen(t, base, &it->addr, c);
+    __atomic_store_n(word, __atomic_load_n(word, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
 /* Hands the queued operations to MPI. Checked inline: a round on one
@@ -692,6 +708,38 @@ static int64_t *direct_lock(const mpidht_t *t, unsigned char *base, const mpidht
                             unsigned c)
 {
     return direct_word(base, lock_disp(t, addr, c));
+}
+
+mpidht_taken_t mpidht_engine_all_taken(const mpidht_t *t, const mpidht_item_t *it)
+{
+    unsigned char *base = t->node_base[it->addr.rank];
+    const mpidht_layout_t *l = &t->layout;
+    unsigned n = 0;
+    const unsigned char *at[MPIDHT_MAX_CANDIDATES];
+    uint64_t gen[MPIDHT_MAX_CANDIDATES];
+    for (unsigned c = 1; c < it->addr.count; ++c)
+        if (c != it->chosen)
+            at[n++] = base + mpidht_bucket_disp(t, mpidht_candidate(&it->addr, c));
+    /* A sequence lock: each other candidate's generation, their meta
+     * bytes, the generations again. A writer makes a bucket's generation
+     * odd before it changes the bucket and even again after (engine.h):
+     * a candidate whose generation was even and stayed was as its meta
+     * byte shows from the first load to the last. */
+    for (unsigned i = 0; i < n; ++i) {
+        gen[i] = __atomic_load_n((const uint64_t *)(uintptr_t)(at[i] + l->gen_offset),
+                                 __ATOMIC_ACQUIRE);
+        if (gen[i] & 1)
+            return MPIDHT_TAKEN_CHANGING;
+    }
+    for (unsigned i = 0; i < n; ++i)
+        if (mpidht_bucket_is_free(t, at[i]))
+            return MPIDHT_TAKEN_NOT_ALL;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    for (unsigned i = 0; i < n; ++i)
+        if (__atomic_load_n((const uint64_t *)(uintptr_t)(at[i] + l->gen_offset),
+                            __ATOMIC_RELAXED) != gen[i])
+            return MPIDHT_TAKEN_CHANGING;
+    return MPIDHT_TAKEN_ALL;
 }
 
 /* A look's accesses begin after enter_direct; the MPI_Win_sync another
@@ -1259,6 +1307,7 @@ mpidht_status_t mpidht_issue_store(mpidht_t *t, mpidht_item_t *it, unsigned c)
     const unsigned char *b = mpidht_slot(t, it->slots, c);
     unsigned char *base = direct_base(t, a->rank);
     if (base) {
+        open_gen(t, base, it, c);
         memcpy(base + disp + t->layout.data_offset, b + t->layout.data_offset,
                t->layout.data_size);
         if (t->eviction == MPIDHT_EVICT_RECENCY) {
@@ -1291,6 +1340,7 @@ mpidht_status_t mpidht_issue_clear(mpidht_t *t, mpidht_item_t *it, unsigned c)
         mpidht_bucket_disp(t, mpidht_candidate(a, c)) + (MPI_Aint)t->layout.data_offset;
     unsigned char *base = direct_base(t, a->rank);
     if (base) {
+        open_gen(t, base, it, c);
         memset(base + disp, 0, (size_t)len);
         touch_direct(t);
         return MPIDHT_OK;

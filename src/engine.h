@@ -229,8 +229,10 @@ mpidht_status_t mpidht_engine_read_looks(mpidht_t *t, size_t n, const unsigned c
  * candidate again. A miss loads the generation word of the key lock's
  * bucket (its first candidate), then looks at every candidate again (the
  * lines are in the caches; a hit pays nothing for this); every writer
- * adds 1 to the generation word of each bucket it changed before it lets
- * go of that bucket's lock (mpidht_issue_gen_bump). So where the write,
+ * raises the generation word of each bucket it held before it lets go of
+ * that bucket's lock: one it changed is odd from just before the change
+ * (a sequence lock) and even again after, one it did not gets 2
+ * (mpidht_issue_gen_bump). So where the write,
  * holding the key lock, finds the generation the miss loaded, no write of
  * the key and no change of the first candidate happened since the miss's
  * second look: the key is still absent everywhere (only a holder of the key
@@ -268,11 +270,31 @@ void mpidht_engine_take_hint(mpidht_t *t, mpidht_item_t *it);
  * key absent. */
 bool mpidht_engine_hint_plan(const mpidht_t *t, mpidht_item_t *it);
 
+/* What mpidht_engine_all_taken saw. */
+typedef enum mpidht_taken {
+    MPIDHT_TAKEN_ALL,      /* every other candidate taken, at one instant */
+    MPIDHT_TAKEN_NOT_ALL,  /* one free */
+    MPIDHT_TAKEN_CHANGING  /* a writer held one, or changed one meanwhile */
+} mpidht_taken_t;
+
+/* On a direct table whose buckets have lock words (fine, lock-free), for
+ * a write item holding its key lock (candidate 0) and the bucket it chose
+ * to evict (it->chosen): whether every other candidate held an entry at
+ * one instant while it held those two. The probe looked at the candidates
+ * one after another without their locks, so another key's remove from
+ * one and its write into another meanwhile could show every candidate
+ * taken although one was free at every instant; an eviction must not
+ * follow from such a view (mpidht.h: a key is evicted only by a write
+ * whose candidates are all taken). */
+mpidht_taken_t mpidht_engine_all_taken(const mpidht_t *t, const mpidht_item_t *it);
+
 /* Drops every hint (buckets changed without the writers' locks). */
 void mpidht_engine_forget_hints(mpidht_t *t);
 
-/* Adds 1 to the generation word of every candidate whose bit is set in
- * mask (where hints are left: a direct table; nothing otherwise). */
+/* Raises the generation word of every candidate whose bit is set in
+ * mask (held by the item), to the next even value: by 1 where the item's
+ * write step made it odd (it changed that bucket), by 2 otherwise (where
+ * hints are left: a direct table; nothing otherwise). */
 void mpidht_issue_gen_bump(mpidht_t *t, mpidht_item_t *it, uint32_t mask);
 
 /* Starts a new run of disjoint items; mpidht_engine_claim then claims the

@@ -193,6 +193,32 @@ static void to_act(mpidht_t *t, mpidht_item_t *it)
     it->step = it->act == MPIDHT_ACT_NONE ? RELEASE : ACT;
 }
 
+static mpidht_status_t let_go(mpidht_t *t, mpidht_item_t *it, unsigned c);
+static mpidht_status_t give_up(mpidht_t *t, mpidht_item_t *it);
+
+/* The chosen bucket is held and current: on to the write step, unless
+ * the write would evict on a direct table and not every other candidate
+ * was taken at one instant (engine.h, mpidht_engine_all_taken): then it
+ * lets go of the chosen bucket and probes again, after a wait where a
+ * candidate was changing. */
+static mpidht_status_t act_or_probe(mpidht_t *t, mpidht_item_t *it)
+{
+    mpidht_taken_t seen = MPIDHT_TAKEN_ALL;
+    if (it->planned == MPIDHT_WRITE_EVICTED && t->direct && !t->engine->exclusive)
+        seen = mpidht_engine_all_taken(t, it);
+    if (seen == MPIDHT_TAKEN_ALL) {
+        to_act(t, it);
+        return MPIDHT_OK;
+    }
+    it->step = PROBE;
+    mpidht_status_t st = it->chosen == 0 || !(it->held & 1u << it->chosen)
+                             ? MPIDHT_OK
+                             : let_go(t, it, it->chosen);
+    if (st == MPIDHT_OK && seen == MPIDHT_TAKEN_CHANGING && !mpidht_item_wait(t, it))
+        return give_up(t, it);
+    return st;
+}
+
 /* The key lock is held, its readers gone: on to the probe, or, where the
  * miss that left the item's hint saw the generation the key lock's bucket
  * still has (engine.h, read-for-insert), the key is absent and the write
@@ -200,19 +226,20 @@ static void to_act(mpidht_t *t, mpidht_item_t *it)
  * are now, without comparing keys: the key lock's own bucket is held,
  * another is checked again under its lock. A hint is used once: a write
  * that must look again probes. */
-static void to_probe(mpidht_t *t, mpidht_item_t *it)
+static mpidht_status_t to_probe(mpidht_t *t, mpidht_item_t *it)
 {
     it->step = PROBE;
     if (!it->hinted)
-        return;
+        return MPIDHT_OK;
     it->hinted = false;
     if (!mpidht_engine_hint_plan(t, it))
-        return;
+        return MPIDHT_OK;
     t->stats.probes_reused++;
-    if (it->chosen != 0)
+    if (it->chosen != 0) {
         it->step = LOCK;
-    else
-        to_act(t, it);
+        return MPIDHT_OK;
+    }
+    return act_or_probe(t, it);
 }
 
 /* After a writer-bit attempt on candidate c: owned (maybe still with
@@ -235,7 +262,7 @@ static mpidht_status_t after_lock(mpidht_t *t, mpidht_item_t *it, unsigned c,
     if (READERS(old))
         it->step = drain_step;
     else if (next_step == PROBE)
-        to_probe(t, it);
+        return to_probe(t, it);
     else
         it->step = next_step;
     return MPIDHT_OK;
@@ -246,9 +273,8 @@ static mpidht_status_t after_drain(mpidht_t *t, mpidht_item_t *it, unsigned c,
 {
     if (READERS(it->lock[c]) == 0) {
         if (next_step == PROBE)
-            to_probe(t, it);
-        else
-            it->step = next_step;
+            return to_probe(t, it);
+        it->step = next_step;
         return MPIDHT_OK;
     }
     return mpidht_item_wait(t, it) ? MPIDHT_OK : give_up(t, it);
@@ -274,7 +300,7 @@ mpidht_status_t mpidht_locked_advance(mpidht_t *t, mpidht_item_t *it)
              * whole. */
             it->step = REFETCH;
         } else {
-            to_act(t, it);
+            return act_or_probe(t, it);
         }
         return MPIDHT_OK;
     case LOCK:
@@ -282,10 +308,8 @@ mpidht_status_t mpidht_locked_advance(mpidht_t *t, mpidht_item_t *it)
     case DRAIN:
         return after_drain(t, it, it->chosen, REFETCH);
     case REFETCH:
-        if (mpidht_write_still_fits(t, it)) {
-            to_act(t, it);
-            return MPIDHT_OK;
-        }
+        if (mpidht_write_still_fits(t, it))
+            return act_or_probe(t, it);
         /* Another key's writer changed it: look again, keeping the key
          * lock (no write of this key can have happened meanwhile). */
         it->step = PROBE;
