@@ -204,7 +204,8 @@ static mpidht_status_t give_up(mpidht_t *t, mpidht_item_t *it);
 static mpidht_status_t act_or_probe(mpidht_t *t, mpidht_item_t *it)
 {
     mpidht_taken_t seen = MPIDHT_TAKEN_ALL;
-    if (it->planned == MPIDHT_WRITE_EVICTED && t->direct && !t->engine->exclusive)
+    if (it->planned == MPIDHT_WRITE_EVICTED && t->direct && t->layout.has_lock &&
+        !t->engine->exclusive)
         seen = mpidht_engine_all_taken(t, it);
     if (seen == MPIDHT_TAKEN_ALL) {
         to_act(t, it);

@@ -18,7 +18,10 @@
  *      too, once: if another writer holds it, the writer lets go of
  *      everything and starts over (so no one ever waits for a lock while
  *      holding one another writer could want: no deadlock), and looks at
- *      the bucket again under the lock;
+ *      the bucket again under the lock; where it would evict on a direct
+ *      table, it checks that the other candidates were all taken at one
+ *      instant (mpidht_engine_all_taken), else lets go of the bucket and
+ *      probes again;
  *   4. puts the new data (or clears the meta byte), raises the recency;
  *   5. subtracts its writer bits again.
  *
