@@ -28,7 +28,7 @@
 
 #include <time.h>
 
-#include "address.h"
+#include "test_candidates.h"
 #include "test_util.h"
 
 enum { KEY_SIZE = 16, VALUE_SIZE = 24, ROUNDS = 3 };
@@ -70,26 +70,6 @@ int memcmp(const void *a, const void *b, size_t n)
     return order;
 }
 
-static uint64_t first_bytes(const void *key, size_t key_size, void *user_data)
-{
-    (void)key_size;
-    (void)user_data;
-    uint64_t h;
-    memcpy(&h, key, sizeof h);
-    return h;
-}
-
-/* The next hash after *h whose first candidates among three buckets are
- * first (and second, unless it is 3). */
-static uint64_t hash_at(uint64_t *h, uint32_t first, uint32_t second)
-{
-    uint32_t order[3];
-    do
-        mpidht_address_candidates(++*h, 3, 3, order);
-    while (order[0] != first || (second < 3 && order[1] != second));
-    return *h;
-}
-
 static void make_key(unsigned char *key, uint64_t hash, uint64_t tag)
 {
     memset(key, 0, KEY_SIZE);
@@ -113,10 +93,10 @@ static void round_of(mpidht_t *table, uint64_t round)
     uint32_t order[3];
     uint64_t h = 1000 + round * 10000, hashes[KEYS];
     hashes[K] = h;
-    mpidht_address_candidates(h, 3, 3, order);
-    hashes[Y] = hash_at(&h, order[0], 3);
-    hashes[Z] = hash_at(&h, order[2], 3);
-    hashes[X] = hash_at(&h, order[2], order[1]);
+    test_candidates3(h, order);
+    hashes[Y] = test_hash_at(&h, order[0], 3);
+    hashes[Z] = test_hash_at(&h, order[2], 3);
+    hashes[X] = test_hash_at(&h, order[2], order[1]);
     for (int i = 0; i < KEYS; ++i)
         make_key(keys[i], hashes[i], round * KEYS + (uint64_t)i);
     test_fill(value, VALUE_SIZE, round, 7);
@@ -172,7 +152,7 @@ int main(int argc, char **argv)
     CHECK_OK(mpidht_bucket_size(&p, &bucket));
     p.memory_per_process = test_rank() == 0 ? 3 * bucket : 0;
     p.candidates = 3;
-    p.hash = first_bytes;
+    p.hash = test_hash_first_bytes;
     static const mpidht_eviction_t policies[] = {MPIDHT_EVICT_RECENCY, MPIDHT_EVICT_LAST};
     for (int e = 0; e < 2; ++e) {
         p.eviction = policies[e];

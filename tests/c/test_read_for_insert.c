@@ -41,31 +41,10 @@
 
 #include <time.h>
 
-#include "address.h"
+#include "test_candidates.h"
 #include "test_util.h"
 
 enum { KEY_SIZE = 24, VALUE_SIZE = 40, OWN_KEYS = 64 };
-
-/* Part 3's hash: the key's first 8 bytes, which it chooses. */
-static uint64_t first_bytes(const void *key, size_t key_size, void *user_data)
-{
-    (void)key_size;
-    (void)user_data;
-    uint64_t h;
-    memcpy(&h, key, sizeof h);
-    return h;
-}
-
-/* The next hash after *h whose first candidate of three buckets is
- * bucket; *h becomes it. */
-static uint64_t first_at(uint64_t *h, uint32_t bucket)
-{
-    uint32_t order[3];
-    do
-        mpidht_address_candidates(++*h, 3, 3, order);
-    while (order[0] != bucket);
-    return *h;
-}
 
 /* Sleeps long enough that the next recency stamp (milliseconds) is
  * larger than every stamp before. */
@@ -128,9 +107,9 @@ static void stale_choice(mpidht_t *table, bool recency_case, bool batched, uint6
     uint64_t h = round * 1000, hashes[4];
     uint32_t order[3];
     hashes[MINE] = ++h;
-    mpidht_address_candidates(hashes[MINE], 3, 3, order);
+    test_candidates3(hashes[MINE], order);
     for (int i = A; i <= C; ++i)
-        hashes[i] = first_at(&h, order[i]);
+        hashes[i] = test_hash_at(&h, order[i], 3);
     for (int i = A; i <= MINE; ++i) {
         test_fill(keys[i], KEY_SIZE, round * 4 + (uint64_t)i, 40);
         memcpy(keys[i], &hashes[i], sizeof hashes[i]);
@@ -271,7 +250,7 @@ int main(int argc, char **argv)
     /* 3. Three buckets on rank 0, three candidates, hashes chosen. */
     p.candidates = 3;
     p.memory_per_process = rank == 0 ? 3 * bucket : 0;
-    p.hash = first_bytes;
+    p.hash = test_hash_first_bytes;
     static const mpidht_eviction_t policies[] = {MPIDHT_EVICT_RECENCY, MPIDHT_EVICT_LAST};
     uint64_t stale_rounds = rounds < 5 ? rounds : 5; /* each sleeps a few ms */
     for (int e = 0; e < 2; ++e) {
