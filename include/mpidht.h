@@ -397,12 +397,12 @@ mpidht_status_t mpidht_free(mpidht_t **table);
  *     one instant of that write, on a table every process reaches
  *     directly (mpidht_info_t.direct; tests/c/test_evict_when_full.c
  *     moves another key between two candidates while a write's probe
- *     looks). Through MPI's one-sided calls (across nodes, or
- *     MPIDHT_SHARED_ACCESS=mpi) the write gets its candidates in one
- *     round, each at its own instant: another key's remove from one
- *     candidate and its write into another in the gap between two of
- *     those gets can still make a write evict while a candidate is
- *     free.
+ *     looks). On a table that is not direct (across nodes, an allocate
+ *     or create window, or MPIDHT_SHARED_ACCESS=mpi), through MPI's
+ *     one-sided calls, the write gets its candidates in one round, each
+ *     at its own instant: another key's remove from one candidate and
+ *     its write into another in the gap between two of those gets can
+ *     still make a write evict while a candidate is free.
  * How long a call may wait: coarse calls wait for the target's window
  * lock for as long as another process holds it (no timeout; inside
  * MPI_Win_lock, or on a direct table backing off as below, each wait
@@ -573,10 +573,12 @@ mpidht_status_t mpidht_progress(mpidht_t *table);
  *   rule (coarse: a shared lock on the caller's window; fine: a read
  *   registration per bucket; lock-free: its checksum, with one re-read;
  *   a bucket a writer is still rewriting then is skipped). No
- *   communication with other processes. An entry that stays in its bucket
- *   for the whole iteration is returned exactly once; entries that other
- *   processes write, evict or remove meanwhile may or may not appear
- *   (PDHT's local iteration has the same contract).
+ *   communication with other processes. An entry that no process writes,
+ *   updates, evicts or removes during the iteration is returned exactly
+ *   once; one that other processes write meanwhile, even in place (a
+ *   lock-free bucket met mid-rewrite twice is skipped), evict or remove
+ *   may or may not appear (PDHT's local iteration has the same
+ *   contract).
  * Returns: MPIDHT_OK; MPIDHT_ERR_ITERATION if max_entries is 0 or *cursor
  *   lies beyond this process's buckets; MPIDHT_ERR_TIMEOUT (fine: another
  *   process's writer held a bucket past the table's timeout); otherwise
