@@ -92,6 +92,10 @@ int main(int argc, char **argv)
 
     char file[64];
     snprintf(file, sizeof file, "poet_api_np%d.dht", size);
+    /* A file that cannot even be opened: POET's DHT_FILE_IO_ERROR, here
+     * DHT_FILE_WRITE_ERROR, as for every file error (docs/c-guide.md). */
+    CHECK(DHT_to_file(dht, "no-such-dir/poet.dht") == DHT_FILE_WRITE_ERROR);
+    CHECK(DHT_last_status(dht) == MPIDHT_ERR_FILE_IO);
     CHECK(DHT_to_file(dht, file) == DHT_SUCCESS);
     int evictions = -1, misses = -1;
     CHECK(DHT_free(dht, &evictions, &misses) == DHT_SUCCESS);
