@@ -102,17 +102,22 @@ static uint64_t python_hash(const void *key, size_t key_size, void *user_data)
     return hash;
 }
 
-/* Whether a buffer's struct format has Python objects in it (code 'O',
- * outside the :names: of fields). */
-static int holds_objects(const char *format)
+/* What a buffer's struct format holds that is no plain data (outside the
+ * :names: of fields): "Python objects" (code 'O': pointers, meaningless in
+ * another process or after the objects are gone), "str" (NumPy's 'w',
+ * UCS-4 text padded to the longest in its array, so the bytes of one text
+ * depend on the others); NULL where it holds neither. */
+static const char *not_plain(const char *format)
 {
     int in_name = 0;
     for (const char *c = format; c && *c; ++c) {
         in_name ^= *c == ':';
         if (!in_name && *c == 'O')
-            return 1;
+            return "Python objects";
+        if (!in_name && *c == 'w')
+            return "str (encode each text to bytes of the size)";
     }
-    return 0;
+    return NULL;
 }
 
 /* A bytes object with the bytes of a buffer that is not contiguous (a
@@ -124,9 +129,10 @@ static PyObject *contiguous_copy(PyObject *obj, const char *what)
     if (PyObject_GetBuffer(obj, &strided, PyBUF_FULL_RO) != 0)
         return NULL;
     PyObject *copy = NULL;
-    if (holds_objects(strided.format))
-        PyErr_Format(PyExc_TypeError, "%s must hold plain numbers or bytes, not Python objects",
-                     what);
+    const char *refused = not_plain(strided.format);
+    if (refused)
+        PyErr_Format(PyExc_TypeError, "%s must hold plain numbers or bytes, not %s", what,
+                     refused);
     else if ((copy = PyBytes_FromStringAndSize(NULL, strided.len)) &&
              PyBuffer_ToContiguous(PyBytes_AS_STRING(copy), &strided, strided.len, 'C') != 0)
         Py_CLEAR(copy);
@@ -135,8 +141,7 @@ static PyObject *contiguous_copy(PyObject *obj, const char *what)
 }
 
 /* Gets a buffer of obj with the given flags, refusing (TypeError) one
- * whose items are Python objects: its bytes are pointers, meaningless in
- * another process or after the objects are gone. A buffer to be read that
+ * whose items are not plain data (not_plain). A buffer to be read that
  * is not contiguous where flags ask for it (a strided memoryview or NumPy
  * array) is read
  * through a contiguous copy; one to be written raises TypeError. */
@@ -166,9 +171,10 @@ static int get_plain(PyObject *obj, Py_buffer *view, int flags, const char *what
         Py_DECREF(copy); /* the view holds its own reference */
         return rc;
     }
-    if (holds_objects(view->format)) {
-        PyErr_Format(PyExc_TypeError, "%s must hold plain numbers or bytes, not Python objects",
-                     what);
+    const char *refused = not_plain(view->format);
+    if (refused) {
+        PyErr_Format(PyExc_TypeError, "%s must hold plain numbers or bytes, not %s", what,
+                     refused);
         PyBuffer_Release(view);
         return -1;
     }
@@ -445,18 +451,51 @@ static int Table_init(TableObject *self, PyObject *args, PyObject *kwargs)
     return 0;
 }
 
-static void Table_dealloc(TableObject *self)
+/* The Python objects the table holds, for the garbage collector: a table
+ * referred to by its own hash function is collected too. */
+static int Table_traverse(TableObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->hash);
+    Py_VISIT(self->update_fn);
+    Py_VISIT(self->keep);
+    for (int i = 0; i < 3; ++i)
+        Py_VISIT(self->hash_error[i]);
+    return 0;
+}
+
+static int Table_clear_refs(TableObject *self)
 {
     Py_CLEAR(self->hash);
     Py_CLEAR(self->update_fn);
     Py_CLEAR(self->keep);
     for (int i = 0; i < 3; ++i)
         Py_CLEAR(self->hash_error[i]);
-    if (self->table)
-        PyErr_WarnEx(PyExc_ResourceWarning,
-                     "mpidht table garbage-collected while open; its memory is "
-                     "leaked (close() it, or use it as a context manager)",
-                     1);
+    return 0;
+}
+
+/* A table dropped while open warns (freeing it is collective, so it stays
+ * until MPI_Finalize). Runs with the object whole, and leaves any
+ * exception in flight as it was; a warning turned into an error is
+ * reported as unraisable, not left set. */
+static void Table_finalize(TableObject *self)
+{
+    if (!self->table)
+        return;
+    PyObject *type, *value, *trace;
+    PyErr_Fetch(&type, &value, &trace);
+    if (PyErr_ResourceWarning((PyObject *)self, 1,
+                              "mpidht table garbage-collected while open; its memory is "
+                              "leaked (close() it, or use it as a context manager)") != 0)
+        PyErr_WriteUnraisable((PyObject *)self);
+    PyErr_Restore(type, value, trace);
+}
+
+static void Table_dealloc(TableObject *self)
+{
+    if (PyObject_CallFinalizerFromDealloc((PyObject *)self) != 0)
+        return; /* resurrected by the warning's handler */
+    PyObject_GC_UnTrack(self);
+    Table_clear_refs(self);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -472,6 +511,8 @@ static PyObject *Table_close(TableObject *self, PyObject *unused)
     st = mpidht_free(&self->table);
     Py_END_ALLOW_THREADS
     release(self);
+    if (!self->table)
+        Py_CLEAR(self->hash); /* no call will hash again */
     return finish_collective(self, self->table, st); /* not freed on failure */
 }
 
@@ -507,16 +548,20 @@ static PyObject *Table_read(TableObject *self, PyObject *key_obj)
         return NULL;
     PyObject *value = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)self->value_size);
     /* Busy while the library runs: a hash function that uses the table is
-     * refused (the GIL stays held, so no other thread gets here). */
+     * refused. The GIL stays held through the call, but getting the key's
+     * buffer may have let another thread in since usable(): claim()
+     * checks again. */
+    mpidht_t *table = value ? claim(self) : NULL;
     mpidht_status_t st = MPIDHT_OK;
-    if (value) {
-        claim(self);
-        st = mpidht_read(self->table, key.buf, PyBytes_AS_STRING(value));
+    if (table) {
+        st = mpidht_read(table, key.buf, PyBytes_AS_STRING(value));
         release(self);
     }
     PyBuffer_Release(&key);
-    if (!value)
+    if (!table) {
+        Py_XDECREF(value);
         return NULL;
+    }
     PyObject *done = finish(self, st);
     if (done && st == MPIDHT_OK) {
         Py_DECREF(done);
@@ -539,11 +584,16 @@ static PyObject *Table_write(TableObject *self, PyObject *args)
         return NULL;
     }
     mpidht_write_outcome_t outcome = MPIDHT_WRITE_INSERTED;
-    claim(self); /* as in Table_read */
-    mpidht_status_t st = mpidht_write(self->table, key.buf, value.buf, &outcome);
-    release(self);
+    mpidht_t *table = claim(self); /* as in Table_read */
+    mpidht_status_t st = MPIDHT_OK;
+    if (table) {
+        st = mpidht_write(table, key.buf, value.buf, &outcome);
+        release(self);
+    }
     PyBuffer_Release(&key);
     PyBuffer_Release(&value);
+    if (!table)
+        return NULL;
     PyObject *done = finish(self, st);
     if (!done)
         return NULL;
@@ -558,10 +608,15 @@ static PyObject *Table_remove(TableObject *self, PyObject *key_obj)
         return NULL;
     if (get_exact(key_obj, &key, self->key_size, "key", 0) != 0)
         return NULL;
-    claim(self); /* as in Table_read */
-    mpidht_status_t st = mpidht_remove(self->table, key.buf);
-    release(self);
+    mpidht_t *table = claim(self); /* as in Table_read */
+    mpidht_status_t st = MPIDHT_OK;
+    if (table) {
+        st = mpidht_remove(table, key.buf);
+        release(self);
+    }
     PyBuffer_Release(&key);
+    if (!table)
+        return NULL;
     PyObject *done = finish(self, st);
     if (!done)
         return NULL;
@@ -626,7 +681,12 @@ static PyObject *Table_read_batch(TableObject *self, PyObject *args)
     batch_args_t b;
     if (get_batch_args(self, args, 1, "found", &b) != 0)
         return NULL;
-    mpidht_t *table = claim(self); /* usable, and the GIL is still held */
+    mpidht_t *table = claim(self); /* again: getting the buffers may have let
+                                     * another thread in since usable() */
+    if (!table) {
+        release_batch_args(&b);
+        return NULL;
+    }
     mpidht_status_t st;
     Py_BEGIN_ALLOW_THREADS
     st = mpidht_read_batch(table, b.n, b.keys.buf, b.values.buf, b.flags.buf);
@@ -647,7 +707,12 @@ static PyObject *Table_write_batch(TableObject *self, PyObject *args)
         release_batch_args(&b);
         return PyErr_NoMemory();
     }
-    mpidht_t *table = claim(self);
+    mpidht_t *table = claim(self); /* as in Table_read_batch */
+    if (!table) {
+        PyMem_RawFree(each);
+        release_batch_args(&b);
+        return NULL;
+    }
     mpidht_status_t st;
     Py_BEGIN_ALLOW_THREADS
     st = mpidht_write_batch(table, b.n, b.keys.buf, b.values.buf, each);
@@ -661,18 +726,30 @@ static PyObject *Table_write_batch(TableObject *self, PyObject *args)
     return finish(self, st);
 }
 
-/* Holds fn and keep for the update call that follows. */
-static int set_update(TableObject *self, PyObject *fn, PyObject *keep)
+/* 0 if fn can be an update function, else -1 with TypeError. */
+static int check_update_fn(PyObject *fn)
 {
-    if (!PyCallable_Check(fn)) {
-        PyErr_SetString(PyExc_TypeError, "the update function must be callable");
-        return -1;
-    }
-    Py_INCREF(fn);
+    if (PyCallable_Check(fn))
+        return 0;
+    PyErr_SetString(PyExc_TypeError, "the update function must be callable");
+    return -1;
+}
+
+/* Holds fn and keep (NULL: none) for the update call of the thread that
+ * claimed the table, which lets go of them (drop_update) once the call is
+ * done: the table keeps no reference to them between calls. */
+static void hold_update(TableObject *self, PyObject *fn, PyObject *keep)
+{
+    Py_XINCREF(fn);
     Py_XSETREF(self->update_fn, fn);
-    Py_INCREF(keep);
+    Py_XINCREF(keep);
     Py_XSETREF(self->keep, keep);
-    return 0;
+}
+
+static void drop_update(TableObject *self)
+{
+    Py_CLEAR(self->update_fn);
+    Py_CLEAR(self->keep);
 }
 
 /* update(key, fn, keep) -> outcome: fn(0, value or None). */
@@ -681,11 +758,18 @@ static PyObject *Table_update(TableObject *self, PyObject *args)
     PyObject *key_obj, *fn, *keep;
     Py_buffer key;
     if (!PyArg_ParseTuple(args, "OOO", &key_obj, &fn, &keep) || !usable(self) ||
-        set_update(self, fn, keep) != 0)
+        check_update_fn(fn) != 0)
         return NULL;
     if (get_exact(key_obj, &key, self->key_size, "key", 0) != 0)
         return NULL;
+    /* Claimed before fn is held: a call in progress in another thread
+     * keeps its own function. */
     mpidht_t *table = claim(self);
+    if (!table) {
+        PyBuffer_Release(&key);
+        return NULL;
+    }
+    hold_update(self, fn, keep);
     mpidht_update_outcome_t outcome = MPIDHT_UPDATE_KEPT;
     mpidht_status_t st;
     Py_BEGIN_ALLOW_THREADS
@@ -693,6 +777,7 @@ static PyObject *Table_update(TableObject *self, PyObject *args)
     Py_END_ALLOW_THREADS
     release(self);
     PyBuffer_Release(&key);
+    drop_update(self);
     PyObject *done = finish(self, st);
     if (!done)
         return NULL;
@@ -700,22 +785,31 @@ static PyObject *Table_update(TableObject *self, PyObject *args)
     return PyLong_FromLong((long)outcome);
 }
 
-/* mpidht_update_batch of n key rows with fn, without the GIL; the outcomes
- * into out, one byte each, and the status into *st. 0, or -1 with
- * MemoryError set (nothing run). */
+/* mpidht_update_batch of n key rows with fn, without the GIL, holding
+ * py_fn and py_keep (NULL for a C update function) for python_update; the
+ * outcomes into out, one byte each, and the status into *st. 0, or -1
+ * with an exception (MemoryError, or the table closed or in use; nothing
+ * run). */
 static int update_rows(TableObject *self, size_t n, const void *keys, mpidht_update_fn fn,
-                       void *user_data, unsigned char *out, mpidht_status_t *st)
+                       void *user_data, PyObject *py_fn, PyObject *py_keep,
+                       unsigned char *out, mpidht_status_t *st)
 {
     mpidht_update_outcome_t *each = PyMem_RawMalloc(n > 0 ? n * sizeof *each : 1);
     if (!each) {
         PyErr_NoMemory();
         return -1;
     }
-    mpidht_t *table = claim(self);
+    mpidht_t *table = claim(self); /* as in Table_update */
+    if (!table) {
+        PyMem_RawFree(each);
+        return -1;
+    }
+    hold_update(self, py_fn, py_keep);
     Py_BEGIN_ALLOW_THREADS
     *st = mpidht_update_batch(table, n, keys, fn, user_data, each);
     Py_END_ALLOW_THREADS
     release(self);
+    drop_update(self);
     for (size_t i = 0; *st == MPIDHT_OK && i < n; ++i)
         out[i] = (unsigned char)each[i];
     PyMem_RawFree(each);
@@ -734,7 +828,7 @@ static PyObject *Table_update_batch(TableObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "the batch size must not be negative");
         return NULL;
     }
-    if (!usable(self) || set_update(self, fn, keep) != 0)
+    if (!usable(self) || check_update_fn(fn) != 0)
         return NULL;
     if ((size_t)n > SIZE_MAX / self->key_size ||
         (size_t)n > SIZE_MAX / sizeof(mpidht_update_outcome_t))
@@ -747,7 +841,8 @@ static PyObject *Table_update_batch(TableObject *self, PyObject *args)
         return NULL;
     }
     mpidht_status_t st = MPIDHT_OK;
-    int made = update_rows(self, (size_t)n, keys.buf, python_update, self, flags.buf, &st);
+    int made = update_rows(self, (size_t)n, keys.buf, python_update, self, fn, keep, flags.buf,
+                           &st);
     PyBuffer_Release(&keys);
     PyBuffer_Release(&flags);
     return made == 0 ? finish(self, st) : NULL;
@@ -813,7 +908,8 @@ static PyObject *Table_append_samples(TableObject *self, PyObject *args)
     }
     interp_append_t append = {(size_t)slots, (size_t)d, rows.buf, first};
     mpidht_status_t st = MPIDHT_OK;
-    int made = update_rows(self, (size_t)n, keys.buf, append_update, &append, flags.buf, &st);
+    int made = update_rows(self, (size_t)n, keys.buf, append_update, &append, NULL, NULL,
+                           flags.buf, &st);
     PyBuffer_Release(&start);
     PyBuffer_Release(&keys);
     PyBuffer_Release(&rows);
@@ -862,7 +958,12 @@ static PyObject *Table_local_next(TableObject *self, PyObject *args)
         PyBuffer_Release(&keys);
         return NULL;
     }
-    mpidht_t *table = claim(self);
+    mpidht_t *table = claim(self); /* as in Table_read_batch */
+    if (!table) {
+        PyBuffer_Release(&keys);
+        PyBuffer_Release(&values);
+        return NULL;
+    }
     uint64_t at = cursor;
     size_t count = 0;
     mpidht_status_t st;
@@ -980,9 +1081,9 @@ static PyObject *Table_reset_stats(TableObject *self, PyObject *unused)
 static PyObject *Table_progress(TableObject *self, PyObject *unused)
 {
     (void)unused;
-    if (!usable(self))
-        return NULL;
     mpidht_t *table = claim(self);
+    if (!table)
+        return NULL;
     mpidht_status_t st;
     Py_BEGIN_ALLOW_THREADS
     st = mpidht_progress(table);
@@ -1064,11 +1165,14 @@ static PyGetSetDef Table_getset[] = {
 static PyTypeObject TableType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "mpidht._core.Table",
     .tp_basicsize = sizeof(TableObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "A distributed hash table (low level; see mpidht.Table).",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Table_init,
     .tp_dealloc = (destructor)Table_dealloc,
+    .tp_traverse = (traverseproc)Table_traverse,
+    .tp_clear = (inquiry)Table_clear_refs,
+    .tp_finalize = (destructor)Table_finalize,
     .tp_methods = Table_methods,
     .tp_getset = Table_getset,
 };

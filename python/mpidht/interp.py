@@ -183,10 +183,19 @@ class Settings:
     interval: float = 3.0
 
     def __post_init__(self) -> None:
-        if isinstance(self.method, str):
-            object.__setattr__(self, "method", Method(self.method))
-        if isinstance(self.estimate, str):
-            object.__setattr__(self, "estimate", Estimate(self.estimate))
+        # A Method or its name (Method(1) would be no error: 1 is no name).
+        for name, kind in (("method", Method), ("estimate", Estimate)):
+            value = getattr(self, name)
+            if isinstance(value, str) and not isinstance(value, kind):
+                try:
+                    value = kind(value)
+                except ValueError:
+                    raise ValueError(f"{name} must be one of "
+                                     f"{', '.join(repr(k.value) for k in kind)}, "
+                                     f"got {value!r}") from None
+            if not isinstance(value, kind):
+                raise TypeError(f"{name} must be a {kind.__name__} or its name, got {value!r}")
+            object.__setattr__(self, name, value)
         if self.estimate is Estimate.STANDARD_ERROR and self.method is not Method.LINEAR:
             raise ValueError("estimate 'standard-error' needs method 'linear' (a fit has a "
                              f"standard error; got method {self.method.value!r})")
@@ -288,15 +297,17 @@ class _Plan:
 
 
 def _per_query(a: npt.ArrayLike, n: int, d: int, what: str) -> Array:
-    """a as (n, slots, d) float64; n = 0 keeps a's slots (an empty array
-    has no size to infer them from)."""
+    """a as (n, slots, d) float64, of that shape exactly (a (n, d, slots)
+    array of as many numbers was read in the wrong order before); one
+    query's (slots, d) is taken where n is 1."""
     array = np.asarray(a, dtype=np.float64)
-    if n == 0 and array.size == 0:
-        return array.reshape(0, array.shape[1] if array.ndim == 3 else 0, d)
-    if array.size == 0 or array.size % (n * d):
-        raise ValueError(f"{what} must be (n, slots, d) = ({n}, slots, {d}), "
+    if n == 1 and array.ndim == 2:
+        array = array[np.newaxis]
+    if array.ndim != 3 or array.shape[0] != n or array.shape[2] != d or (
+            n > 0 and array.shape[1] == 0):
+        raise ValueError(f"{what} must be (n, slots, d) = ({n}, slots >= 1, {d}), "
                          f"got shape {array.shape}")
-    return array.reshape(n, -1, d)
+    return array
 
 
 def predict_from(states: npt.ArrayLike, inputs: npt.ArrayLike, results: npt.ArrayLike,
@@ -412,7 +423,9 @@ class Neighbours:
 
     def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
                  traceback: Optional[TracebackType]) -> None:
-        self.close()
+        """Closes the table as ``Table.__exit__`` does: an exception of the
+        block goes on, with a note if closing failed too."""
+        self.table.__exit__(exc_type, exc, traceback)
 
     def keys(self, states: npt.ArrayLike,
              context: Optional[npt.ArrayLike] = None) -> npt.NDArray[np.uint8]:
@@ -517,8 +530,11 @@ class Verification:
     def add(self, predicted: npt.ArrayLike, computed: npt.ArrayLike) -> None:
         p = np.atleast_2d(np.asarray(predicted, dtype=np.float64))
         c = np.atleast_2d(np.asarray(computed, dtype=np.float64))
-        if p.shape != c.shape:
+        if p.shape != c.shape or p.ndim != 2:
             raise ValueError(f"predicted has shape {p.shape}, computed {c.shape}")
+        if self.count and p.shape[1] != self.sum_sq.size:
+            raise ValueError(f"predictions of {p.shape[1]} columns added to a Verification "
+                             f"of {self.sum_sq.size}")
         if p.shape[0] == 0:
             return
         err = np.abs(p - c)
@@ -531,6 +547,9 @@ class Verification:
     def merge(self, other: "Verification") -> None:
         if other.count == 0:
             return
+        if self.count and other.sum_sq.size != self.sum_sq.size:
+            raise ValueError(f"a Verification of {other.sum_sq.size} columns merged into one "
+                             f"of {self.sum_sq.size}")
         if self.count == 0:
             self.sum_sq, self.max_abs = np.zeros_like(other.sum_sq), np.zeros_like(other.max_abs)
         self.count += other.count

@@ -75,6 +75,19 @@ class KeyColumn:
             raise ValueError(f"KeyColumn.rounding must be one of "
                              f"{', '.join(r.name for r in Rounding)}, got {self.rounding!r}")
         object.__setattr__(self, "rounding", Rounding(int(self.rounding)))
+        # log: a bool or 0 / 1 (the string "False" was taken as true).
+        if not isinstance(self.log, (bool, np.bool_, int, np.integer)) or self.log not in (0, 1):
+            raise TypeError(f"KeyColumn.log must be a bool, got {self.log!r}")
+        object.__setattr__(self, "log", bool(self.log))
+        # floor: a real number, not a string ("1e-3" was parsed); its range
+        # (>= 0, finite) is the library's to refuse, as for digits.
+        if isinstance(self.floor, (bool, np.bool_)) or not isinstance(
+                self.floor, (int, float, np.integer, np.floating)):
+            raise TypeError(f"KeyColumn.floor must be a real number, got {self.floor!r}")
+        try:
+            object.__setattr__(self, "floor", float(self.floor))
+        except OverflowError:
+            raise ValueError(f"KeyColumn.floor {self.floor} is beyond a double's range") from None
 
 
 #: Beyond any column's range of digits, within a C int.

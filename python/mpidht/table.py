@@ -275,6 +275,14 @@ def _check_key_dtype(key_dtype: Optional[npt.DTypeLike], key_size: int) -> Optio
         raise TypeError(f"key_dtype must be a NumPy dtype, got {key_dtype!r}: {e}") from None
     if dtype.kind not in "biuf":
         raise TypeError(f"key_dtype must be a numeric dtype (bool, int, float), got {dtype}")
+    if dtype.kind == "f":
+        info = np.finfo(dtype)
+        if info.nmant + info.nexp + 1 < 8 * dtype.itemsize:
+            # x86's long double: 80 bits in 16 bytes, whose 6 padding bytes
+            # NumPy leaves as they happen to be, so equal keys would differ.
+            raise TypeError(f"key_dtype {dtype} is refused: its items are "
+                            f"{info.nmant + info.nexp + 1} bits in {dtype.itemsize} bytes, and "
+                            "the padding bytes are not the same for equal numbers")
     if key_size % dtype.itemsize:
         raise ValueError(f"key_size {key_size} is not a whole number of {dtype} "
                          f"({dtype.itemsize} bytes each)")
@@ -299,7 +307,11 @@ def _exactly(keys: npt.NDArray[Any], dtype: np.dtype[Any]) -> npt.NDArray[Any]:
     if every:
         return keys.astype(dtype, copy=False)
     with np.errstate(over="ignore", invalid="ignore"):
-        if source.kind in "iu" and dtype.kind in "iu":
+        if source.kind in "iu" and dtype.kind == "b":
+            # 0 and 1 are the integers a bool holds.
+            bad = (keys != 0) & (keys != 1)
+            converted = keys.astype(dtype)
+        elif source.kind in "iu" and dtype.kind in "iu":
             have, want = np.iinfo(source), np.iinfo(dtype)
             bad = np.zeros(keys.shape, dtype=np.bool_)
             if want.min > have.min:
@@ -550,11 +562,12 @@ class Table:
         key_dtype: None (default): keys are bytes, and arrays are taken as
             their raw bytes, so an int64 array never matches float64 keys of
             the same numbers and -0.0 misses an entry written under 0.0. A
-            bool, integer or float dtype (e.g. ``np.float64``; not complex):
+            bool, integer or float dtype (e.g. ``np.float64``; not complex,
+            nor a float with padding bytes such as x86's ``np.longdouble``):
             keys given as numbers (any
             array, list or scalar; not bytes objects) are converted to it
             first, and only where every key keeps its value: integers within
-            an integer dtype's range, integers and floats that a float
+            an integer dtype's range (0 and 1 for bool), integers and floats that a float
             dtype holds exactly (not ``2**53 + 1`` in float64, nor the
             Python float ``0.1`` in float32: give ``np.float32(0.1)``).
             A key that would change raises ValueError, naming it; floats

@@ -109,6 +109,26 @@ def test_exception_in_block_is_kept(comm: MPI.Intracomm, debug: None) -> None:
     t.close()
 
 
+def test_exception_in_neighbours_block_is_kept(comm: MPI.Intracomm, debug: None) -> None:
+    """As for ``with Table``, so for ``with Neighbours`` (mpidht.interp):
+    the block's exception goes on with the note; the close's error
+    replaced it before."""
+    from mpidht.interp import Neighbours, Settings
+    from mpidht.keys import KeyColumn, Rounding
+
+    if comm.size == 1:
+        pytest.skip("needs 2 processes or more")
+    near = Neighbours(comm, [KeyColumn(Rounding.DECIMAL, 0)], Settings(tolerance=1.0), 1 << 16)
+    if comm.rank == 0:
+        with pytest.raises(KeyError) as e:
+            with near:
+                raise KeyError("the block's own error")
+        assert any("closing the table failed" in note for note in e.value.__notes__)
+        assert not near.table.closed
+    comm.Barrier()
+    near.close()
+
+
 def test_bad_setting(comm: MPI.Intracomm, monkeypatch: pytest.MonkeyPatch) -> None:
     for text in ["soon", "-1", "nan", "1e999"]:
         monkeypatch.setenv("MPIDHT_DEBUG_COLLECTIVES", text)

@@ -388,6 +388,42 @@ def test_no_queries_give_an_empty_prediction() -> None:
                      Settings(tolerance=1.0))
 
 
+def test_samples_must_be_n_slots_d() -> None:
+    """inputs and results are (n, slots, d): the same numbers as (n, d,
+    slots), or a slot count times d that only divides evenly, were
+    reshaped and predicted from (a transposed cloud was ACCEPTED with
+    values from the wrong samples). One query's (slots, d) is taken."""
+    xs = cloud(CENTRE, 8, 0.05)
+    settings = Settings(min_neighbours=4, tolerance=1.0, radius=1.0)
+    alone = predict_from(CENTRE[None], xs, step(xs), [8], PLAIN, settings)
+    assert alone.check[0] == one(CENTRE, xs, step(xs), settings).check[0] == Check.ACCEPTED
+    for inputs in (xs.T[None], xs.reshape(1, 12, 2), xs.reshape(-1)[None]):
+        with pytest.raises(ValueError, match="inputs must be"):
+            predict_from(CENTRE[None], inputs, inputs, [8], PLAIN, settings)
+
+
+@pytest.mark.parametrize("bad", [dict(method=1), dict(estimate=0), dict(method=None)])
+def test_method_and_estimate_must_be_theirs(bad: dict[str, Any]) -> None:
+    """method=1 was kept as it was and predicted with IDW."""
+    with pytest.raises(TypeError, match="must be a"):
+        Settings(**bad)
+    assert Settings(method="linear").method is Method.LINEAR  # type: ignore[arg-type]
+
+
+def test_verification_refuses_rows_of_another_width() -> None:
+    """Errors of another number of columns were broadcast into every
+    column's maximum."""
+    v = Verification()
+    v.add(np.zeros((2, 3)), np.ones((2, 3)))
+    with pytest.raises(ValueError, match="3"):
+        v.add(np.zeros((2, 1)), np.full((2, 1), 5.0))
+    other = Verification()
+    other.add(np.zeros((1, 1)), np.full((1, 1), 7.0))
+    with pytest.raises(ValueError, match="merged"):
+        v.merge(other)
+    assert v.max_abs.tolist() == [1.0, 1.0, 1.0] and v.count == 2
+
+
 def test_verification_chooses_a_repeatable_fraction_and_sums_errors() -> None:
     none, every = Verification(0.0), Verification(1.0)
     assert not none.choose(100).any() and every.choose(100).all()

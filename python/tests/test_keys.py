@@ -189,3 +189,18 @@ def test_column_fields_must_be_integers(rounding: object, digits: object,
     with pytest.raises(error, match="KeyColumn.(rounding|digits)"):
         KeyColumn(rounding, digits)  # type: ignore[arg-type]
     assert KeyColumn(0, 3).rounding is Rounding.SIGNIFICANT  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("field, value, error", [
+    ("log", "False", TypeError), ("log", 2, TypeError), ("log", None, TypeError),
+    ("floor", "1e-3", TypeError), ("floor", None, TypeError), ("floor", True, TypeError),
+    pytest.param("floor", 10**400, ValueError, id="floor-10**400")])
+def test_log_and_floor_must_be_what_they_say(field: str, value: object,
+                                             error: type[Exception]) -> None:
+    """log="False" rounded log10(x) (bool of a non-empty string) and floor
+    "1e-3" was parsed as a number; now refused when the column is made.
+    A bool or 0 / 1 log and an integer floor are taken."""
+    with pytest.raises(error, match=f"KeyColumn.{field}"):
+        KeyColumn(SIG, 3, **{field: value})  # type: ignore[arg-type]
+    assert KeyColumn(SIG, 3, log=1).log is True  # type: ignore[arg-type]
+    assert KeyColumn(SIG, 3, floor=1).floor == 1.0

@@ -1,6 +1,11 @@
 """Single-key operations, statistics, info and lifetime."""
 
 import gc
+import sys
+import threading
+import time
+import warnings
+import weakref
 from typing import Any, Optional
 
 import numpy as np
@@ -96,6 +101,17 @@ def test_str_rows_are_refused(comm: MPI.Intracomm, protocol: str) -> None:
                 t.read_many(keys)
         with pytest.raises(TypeError, match="not str"):
             t.write_many([b"k" * 8, b"l" * 8], ["v" * 2, "w" * 2])
+        # Single calls too: a NumPy array of str was taken as its UCS-4
+        # bytes, padded to the array's longest str.
+        for text in (np.array("ab"), np.array(["a", "b"])):
+            with pytest.raises(TypeError, match="not str"):
+                t.write(text, b"v" * 8)
+            with pytest.raises(TypeError, match="not str"):
+                t.read(text)
+            with pytest.raises(TypeError, match="not str"):
+                t.remove(text)
+            with pytest.raises(TypeError, match="not str"):
+                t.write(b"k" * 8, text)
         assert t.stats()["writes"] == 0 and t.stats()["reads"] == 0
 
 
@@ -226,6 +242,117 @@ def test_dropped_open_table_warns(comm: MPI.Intracomm) -> None:
     with pytest.warns(ResourceWarning, match="close"):
         del t
         gc.collect()
+
+
+@pytest.mark.one_process
+def test_dropped_table_warns_without_leaving_an_exception_set() -> None:
+    """With warnings as errors, the warning of a dropped open table was left
+    set inside its deallocator, and unrelated code later failed
+    (SystemError from dict.clear()). Now it is reported as unraisable."""
+    seen: list[Optional[BaseException]] = []
+    hook, sys.unraisablehook = sys.unraisablehook, lambda u: seen.append(u.exc_value)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            holder = {"t": mpidht.Table(MPI.COMM_SELF, 8, 8, 4096)}
+            holder.clear()  # drops the table here
+            assert len([1, 2, 3]) == 3
+    finally:
+        sys.unraisablehook = hook
+    assert len(seen) == 1 and isinstance(seen[0], ResourceWarning)
+
+
+@pytest.mark.one_process
+def test_a_table_holds_no_update_function_after_its_call() -> None:
+    """The last update function, and what it refers to, stayed alive as long
+    as the table (after close() too): a model holding its table and
+    updating with its own method was never collected."""
+    class Model:
+        def __init__(self) -> None:
+            self.table = mpidht.Table(MPI.COMM_SELF, 8, 8, 4096)
+
+        def merge(self, old: Optional[bytes]) -> Any:
+            return mpidht.KEEP
+
+    for batched in (False, True):
+        m = Model()
+        if batched:
+            model = m
+
+            def merge_row(i: int, old: Optional[bytes]) -> Any:
+                return model.merge(old)
+
+            m.table.update_many([b"k" * 8], merge_row)
+            del model, merge_row
+        else:
+            m.table.update(b"k" * 8, m.merge)
+        held = weakref.ref(m)
+        m.table.close()
+        del m
+        gc.collect()
+        assert held() is None
+
+
+@pytest.mark.one_process
+def test_a_table_in_a_cycle_is_collected_and_warns() -> None:
+    """A table its own hash function refers to was never collected (the
+    extension's type took no part in the garbage collector), so it never
+    warned either."""
+    def make() -> "weakref.ref[mpidht.Table]":
+        box: list[mpidht.Table] = []
+        box.append(mpidht.Table(MPI.COMM_SELF, 8, 8, 4096,
+                                hash=lambda key: len(box) + key[0]))
+        return weakref.ref(box[0])
+
+    with pytest.warns(ResourceWarning, match="close"):
+        held = make()
+        gc.collect()
+    assert held() is None
+
+
+@pytest.mark.one_process
+def test_update_beside_a_call_in_another_thread_is_refused_cleanly() -> None:
+    """An update let another thread in while it swapped its function (the
+    old one's __del__ may let go of the GIL), then passed no table to the
+    library (ERR_INVALID_HANDLE on an open table) and cleared the other
+    call's busy mark. Every refusal is now ERR_CONCURRENT_USE."""
+    with mpidht.Table(MPI.COMM_SELF, 16, 64, 1 << 22) as t:
+        keys = np.random.default_rng(0).integers(0, 256, (2000, 16), dtype=np.uint8)
+        t.write_many(keys, np.zeros((2000, 64), np.uint8))
+        stop = threading.Event()
+        other: set[str] = set()
+
+        def reader() -> None:
+            while not stop.is_set():
+                try:
+                    t.read_many(keys)
+                except mpidht.Error as e:
+                    other.add(e.status.name)
+
+        class Slow:
+            def __del__(self) -> None:
+                time.sleep(0.001)  # lets the reader in while this goes
+
+        thread = threading.Thread(target=reader)
+        thread.start()
+        seen: set[str] = set()
+        try:
+            for _ in range(300):
+                slow = Slow()
+
+                def keep(old: Optional[bytes], s: Slow = slow) -> Any:
+                    return mpidht.KEEP
+
+                try:
+                    t.update(b"k" * 16, keep)
+                except mpidht.Error as e:
+                    seen.add(e.status.name)
+                del slow, keep
+        finally:
+            stop.set()
+            thread.join()
+        assert seen <= {"ERR_CONCURRENT_USE"} and other <= {"ERR_CONCURRENT_USE"}
+        assert not t.closed
 
 
 def low_bytes(key: bytes) -> int:
