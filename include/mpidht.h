@@ -647,7 +647,11 @@ mpidht_status_t mpidht_local_next(mpidht_t *table, uint64_t *cursor,
  *   file system has no locks, two dumps to one path at once would share
  *   the partial file: avoid them there. A path with a ROMIO file-system
  *   prefix ("ufs:", MPICH) is not supported: the rename takes the name
- *   as given (MPIDHT_ERR_FILE_IO). The
+ *   as given (MPIDHT_ERR_FILE_IO); what is at the names without the
+ *   prefix, which MPICH's MPI-IO writes and deletes, is checked as
+ *   above too (tested with a FIFO and a link there). Where a write
+ *   fails (a full file system), the error detail of the process whose
+ *   write failed names the file, the byte and the reason. The
  *   table and its statistics are not changed. Each entry is read as
  *   mpidht_local_next reads it.
  * Returns: the same status on every process: MPIDHT_OK;
@@ -709,7 +713,9 @@ typedef struct mpidht_restore_report {
  *   report->evicted counts the records that found no room: the table is
  *   too small for the file (with what it held before). Records with the
  *   same key load as if written in order (the last value stays; the
- *   others count as updates), also into a table they fill to 80 % (tested).
+ *   others count as updates, or all of them as evicted where the key
+ *   finds no room), also into a table they fill to 80 % (tested), on
+ *   every path (direct or through MPI).
  *   inserted + updated + evicted = entries.
  * Returns: the same status on every process: MPIDHT_OK;
  *   MPIDHT_ERR_PATH_MISMATCH; MPIDHT_ERR_FILE_IO (cannot open or read, or

@@ -88,6 +88,7 @@ static mpidht_status_t make_plan(mpidht_t *t, uint64_t entries, dump_plan_t *pla
 typedef struct block_writer {
     const mpidht_t *t;
     MPI_File fh;
+    const char *name;            /* of the file fh is open on */
     const dump_plan_t *plan;
     mpidht_dump_block_t *blocks; /* [plan->blocks] filled in turn */
     unsigned char *buf;          /* one block of records */
@@ -100,7 +101,7 @@ static mpidht_status_t write_block(block_writer_t *w)
     size_t len = (size_t)(w->filled * w->plan->record_size);
     w->blocks[w->block].entries = w->filled;
     w->blocks[w->block].checksum = mpidht_dump_checksum(w->buf, len);
-    mpidht_status_t st = mpidht_file_write_at(w->fh, w->offset, w->buf, len);
+    mpidht_status_t st = mpidht_file_write_at(w->t, w->fh, w->name, w->offset, w->buf, len);
     w->offset += len;
     w->written += w->filled;
     w->filled = 0;
@@ -123,13 +124,13 @@ static mpidht_status_t write_entry(void *ctx, unsigned char *bucket)
     return write_block(w);
 }
 
-/* Writes this process's records, block by block, and fills blocks[] with
- * their counts and checksums. */
-static mpidht_status_t write_records(mpidht_t *t, MPI_File fh, const dump_plan_t *plan,
-                                     mpidht_dump_block_t *blocks)
+/* Writes this process's records into fh, the file `name`, block by
+ * block, and fills blocks[] with their counts and checksums. */
+static mpidht_status_t write_records(mpidht_t *t, MPI_File fh, const char *name,
+                                     const dump_plan_t *plan, mpidht_dump_block_t *blocks)
 {
     block_writer_t w = {
-        .t = t, .fh = fh, .plan = plan, .blocks = blocks,
+        .t = t, .fh = fh, .name = name, .plan = plan, .blocks = blocks,
         .buf = malloc((size_t)(plan->block_cap * plan->record_size)),
         .offset = MPIDHT_DUMP_HEADER_SIZE + plan->total_blocks * MPIDHT_DUMP_BLOCK_ENTRY_SIZE +
                   plan->first_record * plan->record_size,
@@ -144,9 +145,9 @@ static mpidht_status_t write_records(mpidht_t *t, MPI_File fh, const dump_plan_t
 }
 
 /* Rank 0 gathers every block entry and writes the block table and the
- * header. */
-static mpidht_status_t write_index(mpidht_t *t, MPI_File fh, const dump_plan_t *plan,
-                                   const mpidht_dump_block_t *mine)
+ * header into fh, the file `name`. */
+static mpidht_status_t write_index(mpidht_t *t, MPI_File fh, const char *name,
+                                   const dump_plan_t *plan, const mpidht_dump_block_t *mine)
 {
     MPI_Datatype entry;
     if (MPI_Type_contiguous(2, MPI_UINT64_T, &entry) != MPI_SUCCESS)
@@ -195,9 +196,9 @@ static mpidht_status_t write_index(mpidht_t *t, MPI_File fh, const dump_plan_t *
         };
         unsigned char header[MPIDHT_DUMP_HEADER_SIZE];
         mpidht_dump_encode_header(&h, header);
-        st = mpidht_file_write_at(fh, MPIDHT_DUMP_HEADER_SIZE, table, table_len);
+        st = mpidht_file_write_at(t, fh, name, MPIDHT_DUMP_HEADER_SIZE, table, table_len);
         if (st == MPIDHT_OK)
-            st = mpidht_file_write_at(fh, 0, header, sizeof header);
+            st = mpidht_file_write_at(t, fh, name, 0, header, sizeof header);
     }
     free(counts);
     free(displs);
@@ -254,13 +255,18 @@ static const char *not_regular(mode_t mode)
 }
 
 /* MPIDHT_OK if nothing is at name or a regular file is (not followed
- * through a symbolic link); else MPIDHT_ERR_FILE_IO with a detail: a dump
- * replaces or removes only regular files. */
+ * through a symbolic link), and likewise at the name MPICH's MPI-IO
+ * would take for it (mpidht_file_unprefixed), which MPI_File_delete
+ * removes; else MPIDHT_ERR_FILE_IO with a detail: a dump replaces or
+ * removes only regular files. */
 static mpidht_status_t check_regular(mpidht_t *t, const char *path, const char *name,
                                      const char *role)
 {
     struct stat sb;
     const char *kind = lstat(name, &sb) == 0 ? not_regular(sb.st_mode) : NULL;
+    const char *stripped = mpidht_file_unprefixed(name);
+    if (!kind && stripped && lstat(stripped, &sb) == 0 && (kind = not_regular(sb.st_mode)))
+        name = stripped;
     if (!kind)
         return MPIDHT_OK;
     mpidht_set_detail(t, "dumping to '%s': %s '%s' is %s; a dump replaces only a regular file "
@@ -380,10 +386,10 @@ static mpidht_status_t write_file(mpidht_t *t, const char *partial)
         return st;
     }
     mpidht_dump_block_t *blocks = malloc((size_t)(plan.blocks + 1) * sizeof *blocks);
-    st = blocks ? write_records(t, fh, &plan, blocks) : MPIDHT_ERR_NO_MEMORY;
+    st = blocks ? write_records(t, fh, partial, &plan, blocks) : MPIDHT_ERR_NO_MEMORY;
     st = mpidht_agree_same(t->comm, st);
     if (st == MPIDHT_OK)
-        st = mpidht_agree_same(t->comm, write_index(t, fh, &plan, blocks));
+        st = mpidht_agree_same(t->comm, write_index(t, fh, partial, &plan, blocks));
     free(blocks);
     if (st == MPIDHT_OK && (rc = MPI_File_sync(fh)) != MPI_SUCCESS) {
         mpidht_set_mpi_detail(t, rc, "cannot sync", partial);

@@ -1,5 +1,6 @@
 #include "file_io.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "table.h"
@@ -17,19 +18,35 @@ static int write_piece(MPI_File fh, MPI_Offset offset, void *buf, int count,
 }
 
 /* Moves len bytes piece by piece; short_status is what a short transfer
- * means (the file ended, or the write fell short). */
-static mpidht_status_t transfer(MPI_File fh, uint64_t offset, unsigned char *buf,
-                                size_t len, transfer_fn fn,
+ * means (the file ended, or the write fell short). Where it fails, t's
+ * detail says so, naming the file (name), the byte and MPI's reason:
+ * `doing` is "read" or "write". */
+static mpidht_status_t transfer(const mpidht_t *t, MPI_File fh, const char *name,
+                                uint64_t offset, unsigned char *buf, size_t len,
+                                transfer_fn fn, const char *doing,
                                 mpidht_status_t short_status)
 {
     while (len > 0) {
         int piece = (int)(len < PIECE ? len : PIECE), done = 0;
         MPI_Status status;
-        if (fn(fh, (MPI_Offset)offset, buf, piece, MPI_BYTE, &status) != MPI_SUCCESS ||
-            MPI_Get_count(&status, MPI_BYTE, &done) != MPI_SUCCESS)
+        int rc = fn(fh, (MPI_Offset)offset, buf, piece, MPI_BYTE, &status);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Get_count(&status, MPI_BYTE, &done);
+        if (rc != MPI_SUCCESS) {
+            char what[64];
+            snprintf(what, sizeof what, "cannot %s %d bytes at byte %llu of", doing, piece,
+                     (unsigned long long)offset);
+            mpidht_set_mpi_detail(t, rc, what, name);
             return MPIDHT_ERR_FILE_IO;
-        if (done != piece)
+        }
+        if (done != piece) {
+            mpidht_set_detail(t, "a %s of %d bytes at byte %llu of '%s' moved %d: %s", doing,
+                              piece, (unsigned long long)offset, name, done,
+                              short_status == MPIDHT_ERR_FILE_CORRUPT
+                                  ? "the file ends there"
+                                  : "no room left on the file system, or a size limit");
             return short_status;
+        }
         offset += (uint64_t)piece;
         buf += piece;
         len -= (size_t)piece;
@@ -37,18 +54,25 @@ static mpidht_status_t transfer(MPI_File fh, uint64_t offset, unsigned char *buf
     return MPIDHT_OK;
 }
 
-mpidht_status_t mpidht_file_read_at(MPI_File fh, uint64_t offset, void *buf,
-                                    size_t len)
+const char *mpidht_file_unprefixed(const char *path)
 {
-    return transfer(fh, offset, buf, len, MPI_File_read_at, MPIDHT_ERR_FILE_CORRUPT);
+    size_t prefix = strspn(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
+    return prefix > 0 && path[prefix] == ':' ? path + prefix + 1 : NULL;
 }
 
-mpidht_status_t mpidht_file_write_at(MPI_File fh, uint64_t offset,
-                                     const void *buf, size_t len)
+mpidht_status_t mpidht_file_read_at(const mpidht_t *t, MPI_File fh, const char *name,
+                                    uint64_t offset, void *buf, size_t len)
+{
+    return transfer(t, fh, name, offset, buf, len, MPI_File_read_at, "read",
+                    MPIDHT_ERR_FILE_CORRUPT);
+}
+
+mpidht_status_t mpidht_file_write_at(const mpidht_t *t, MPI_File fh, const char *name,
+                                     uint64_t offset, const void *buf, size_t len)
 {
     /* MPI_File_write_at takes const void * since MPI-3; the buffer is
      * only read. */
-    return transfer(fh, offset, (unsigned char *)buf, len, write_piece,
+    return transfer(t, fh, name, offset, (unsigned char *)buf, len, write_piece, "write",
                     MPIDHT_ERR_FILE_IO);
 }
 

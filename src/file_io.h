@@ -29,15 +29,24 @@
 mpidht_status_t mpidht_file_check_name(const mpidht_t *t, const char *doing,
                                        const char *path, const char *opened);
 
-/* Reads len bytes at offset (independent I/O). MPIDHT_OK,
- * MPIDHT_ERR_FILE_IO if MPI-IO fails, MPIDHT_ERR_FILE_CORRUPT if the file
- * ends first. */
-mpidht_status_t mpidht_file_read_at(MPI_File fh, uint64_t offset, void *buf,
-                                    size_t len);
+/* The name a ROMIO MPI-IO (MPICH's) opens for path where path starts with
+ * a file-system prefix ("ufs:name", "nfs:name", ...: letters and digits,
+ * then a colon), which it strips: the rest of path; NULL where path has
+ * no such prefix. Whatever the library checks on disk before MPI-IO opens
+ * or deletes a file it checks under both names. */
+const char *mpidht_file_unprefixed(const char *path);
 
-/* Writes len bytes at offset (independent I/O). MPIDHT_OK or
- * MPIDHT_ERR_FILE_IO. */
-mpidht_status_t mpidht_file_write_at(MPI_File fh, uint64_t offset,
-                                     const void *buf, size_t len);
+/* Reads len bytes at offset of fh, the file `name` (independent I/O).
+ * MPIDHT_OK, MPIDHT_ERR_FILE_IO if MPI-IO fails, MPIDHT_ERR_FILE_CORRUPT
+ * if the file ends first; on this process a failure is t's error detail,
+ * naming the file, the byte and the reason. */
+mpidht_status_t mpidht_file_read_at(const mpidht_t *t, MPI_File fh, const char *name,
+                                    uint64_t offset, void *buf, size_t len);
+
+/* Writes len bytes at offset of fh, the file `name` (independent I/O).
+ * MPIDHT_OK or MPIDHT_ERR_FILE_IO (MPI-IO failed or wrote less: a full
+ * file system), with t's error detail as for mpidht_file_read_at. */
+mpidht_status_t mpidht_file_write_at(const mpidht_t *t, MPI_File fh, const char *name,
+                                     uint64_t offset, const void *buf, size_t len);
 
 #endif /* MPIDHT_FILE_IO_H */

@@ -28,6 +28,7 @@
 
 typedef struct dump_file {
     MPI_File fh;
+    const char *path;            /* the file fh is open on */
     mpidht_dump_header_t header;
     mpidht_dump_block_t *blocks; /* [header.blocks] */
     uint64_t *offsets;           /* [header.blocks] byte offset of each */
@@ -61,7 +62,7 @@ static mpidht_status_t read_index_root(const mpidht_t *t, dump_file_t *f)
         return MPIDHT_ERR_FILE_IO;
     unsigned char header[MPIDHT_DUMP_HEADER_SIZE];
     size_t len = (uint64_t)size < sizeof header ? (size_t)size : sizeof header;
-    mpidht_status_t st = mpidht_file_read_at(f->fh, 0, header, len);
+    mpidht_status_t st = mpidht_file_read_at(t, f->fh, f->path, 0, header, len);
     if (st == MPIDHT_OK)
         st = mpidht_dump_decode_header(header, len, &f->header);
     if (st == MPIDHT_OK)
@@ -75,7 +76,7 @@ static mpidht_status_t read_index_root(const mpidht_t *t, dump_file_t *f)
     f->blocks = malloc((size_t)(f->header.blocks + 1) * sizeof *f->blocks);
     st = table && f->blocks ? MPIDHT_OK : MPIDHT_ERR_NO_MEMORY;
     if (st == MPIDHT_OK)
-        st = mpidht_file_read_at(f->fh, MPIDHT_DUMP_HEADER_SIZE, table, table_len);
+        st = mpidht_file_read_at(t, f->fh, f->path, MPIDHT_DUMP_HEADER_SIZE, table, table_len);
     if (st == MPIDHT_OK)
         st = mpidht_dump_decode_blocks(&f->header, table, f->blocks);
     free(table);
@@ -131,10 +132,10 @@ static mpidht_status_t read_index(const mpidht_t *t, dump_file_t *f)
 }
 
 /* Reads block i into f->block and checks its checksum. */
-static mpidht_status_t read_block(dump_file_t *f, uint64_t i)
+static mpidht_status_t read_block(const mpidht_t *t, dump_file_t *f, uint64_t i)
 {
     size_t len = (size_t)f->blocks[i].entries * f->record_size;
-    mpidht_status_t st = mpidht_file_read_at(f->fh, f->offsets[i], f->block, len);
+    mpidht_status_t st = mpidht_file_read_at(t, f->fh, f->path, f->offsets[i], f->block, len);
     if (st == MPIDHT_OK && mpidht_dump_checksum(f->block, len) != f->blocks[i].checksum)
         st = MPIDHT_ERR_FILE_CORRUPT;
     return st;
@@ -146,7 +147,7 @@ static mpidht_status_t verify_blocks(const mpidht_t *t, dump_file_t *f)
     mpidht_status_t st = MPIDHT_OK;
     for (uint64_t i = (uint64_t)t->rank; st == MPIDHT_OK && i < f->header.blocks;
          i += (uint64_t)t->comm_size)
-        st = read_block(f, i);
+        st = read_block(t, f, i);
     return mpidht_agree_same(t->comm, st);
 }
 
@@ -155,7 +156,7 @@ typedef struct load_buffers {
     int *send_counts, *send_displs, *recv_counts, *recv_displs, *dest;
     uint64_t *hash; /* of each record of the block */
     unsigned char *send, *recv, *keys, *values;
-    unsigned char *keep;                        /* place's work space: a flag per record */
+    uint32_t *keep;                             /* place's work space: a count per record */
     uint32_t *set;                              /* and a set of set_size slots */
     size_t set_size;
     size_t recv_capacity; /* records */
@@ -210,7 +211,7 @@ static mpidht_status_t grow_receive(const mpidht_t *t, load_buffers_t *b, size_t
     b->keys = grown(b->keys, records * t->key_size, &ok);
     b->values = grown(b->values, records * t->value_size, &ok);
     b->outcomes = grown(b->outcomes, records * sizeof *b->outcomes, &ok);
-    b->keep = grown(b->keep, records, &ok);
+    b->keep = grown(b->keep, records * sizeof *b->keep, &ok);
     size_t set_size = 1;
     while (set_size < 2 * records)
         set_size *= 2;
@@ -232,10 +233,12 @@ enum {
 
 /* Keeps, of rows with equal keys among the m rows of keys and values,
  * only the last (what writing them in order leaves), moving the rows kept
- * to the front in their order; returns how many. keep (m bytes) and set
- * (set_size slots, a power of two of at least 2 m) are work space. */
+ * to the front in their order; returns how many. count[k] is then the
+ * number of rows the k-th row kept stands for (itself and the earlier
+ * rows of its key). set (set_size slots, a power of two of at least 2 m)
+ * is work space; count has m entries. */
 static size_t keep_last_of_each_key(const mpidht_t *t, unsigned char *keys,
-                                    unsigned char *values, size_t m, unsigned char *keep,
+                                    unsigned char *values, size_t m, uint32_t *count,
                                     uint32_t *set, size_t set_size)
 {
     size_t ks = t->key_size, vs = t->value_size;
@@ -245,37 +248,56 @@ static size_t keep_last_of_each_key(const mpidht_t *t, unsigned char *keys,
         size_t at = (size_t)XXH3_64bits(key, ks) & (set_size - 1);
         while (set[at] != 0 && memcmp(keys + (size_t)(set[at] - 1) * ks, key, ks) != 0)
             at = (at + 1) & (set_size - 1);
-        keep[i] = set[at] == 0;
-        if (keep[i])
+        count[i] = set[at] == 0;
+        if (count[i])
             set[at] = (uint32_t)(i + 1);
+        else
+            count[set[at] - 1]++;
     }
     size_t kept = 0;
     for (size_t i = 0; i < m; ++i) {
-        if (!keep[i])
+        if (!count[i])
             continue;
         if (kept != i) {
             memcpy(keys + kept * ks, keys + i * ks, ks);
             memcpy(values + kept * vs, values + i * vs, vs);
+            count[kept] = count[i];
         }
         ++kept;
     }
     return kept;
 }
 
+/* Counts in tally a record that stands for `records` records of its key
+ * (the last of them; keep_last_of_each_key): placed (inserted or, where
+ * its key was present, updated) or not. As if written in order: where
+ * the last finds room, the earlier ones did too and the later replaced
+ * them (updates); where it finds none, none of them did. */
+static void count_records(uint64_t tally[TALLY_COUNT], bool placed, bool updated,
+                          uint32_t records)
+{
+    if (!placed) {
+        tally[TALLY_LOST] += records;
+        return;
+    }
+    tally[updated ? TALLY_UPDATED : TALLY_INSERTED]++;
+    tally[TALLY_UPDATED] += records - 1;
+}
+
 /* Places key and value, whose candidates every one holds another key, by
  * a search (restore_search.h; its work space made at the first), and
- * counts the record in tally as inserted or lost. Once the part is full,
- * the first search that fails has reached every bucket it could, and the
+ * counts it in tally as count_records does. Once the part is full, the
+ * first search that fails has reached every bucket it could, and the
  * others pass them by. */
 static mpidht_status_t search_one(mpidht_t *t, load_buffers_t *b, const void *key,
-                                  const void *value, uint64_t stamp,
+                                  const void *value, uint64_t stamp, uint32_t records,
                                   uint64_t tally[TALLY_COUNT])
 {
     if (!b->search && !(b->search = mpidht_search_new(t)))
         return MPIDHT_ERR_NO_MEMORY;
     bool placed = false;
     mpidht_status_t st = mpidht_search_place(t, b->search, key, value, stamp, &placed);
-    tally[placed ? TALLY_INSERTED : TALLY_LOST]++;
+    count_records(tally, placed, false, records);
     return st;
 }
 
@@ -289,7 +311,7 @@ static mpidht_status_t search_places(mpidht_t *t, load_buffers_t *b, size_t m,
     for (size_t i = 0; st == MPIDHT_OK && i < m; ++i)
         if (b->outcomes[i] == MPIDHT_WRITE_DEFERRED)
             st = search_one(t, b, b->keys + i * t->key_size, b->values + i * t->value_size,
-                            stamp, tally);
+                            stamp, b->keep[i], tally);
     return st;
 }
 
@@ -323,7 +345,8 @@ static mpidht_status_t start_ordered(const mpidht_t *t, load_buffers_t *b)
  * for the store looks no further than the first free one), and places
  * each that finds its candidates taken by a search right away; adds what
  * they did to tally. Records with one key end as if written in order (the
- * last value; the others count as updates). */
+ * last value; the others updates, or lost where the key finds no
+ * room). */
 enum { DIRECT_AHEAD = 8, ASK_ORDERED = 2 };
 
 static void locate_ahead(mpidht_t *t, const load_buffers_t *b, size_t i,
@@ -350,9 +373,9 @@ static mpidht_status_t place_direct(mpidht_t *t, load_buffers_t *b, size_t m,
         const unsigned char *key = b->recv + i * es, *value = key + t->key_size;
         mpidht_write_outcome_t o = mpidht_search_store(t, &a, key, value, stamp, b->ordered);
         if (o != MPIDHT_WRITE_DEFERRED)
-            tally[o == MPIDHT_WRITE_UPDATED ? TALLY_UPDATED : TALLY_INSERTED]++;
+            count_records(tally, true, o == MPIDHT_WRITE_UPDATED, 1);
         else
-            st = search_one(t, b, key, value, stamp, tally);
+            st = search_one(t, b, key, value, stamp, 1, tally);
     }
     mpidht_status_t synced = mpidht_mpi_status(MPI_Win_sync(t->win));
     return st != MPIDHT_OK ? st : synced;
@@ -362,8 +385,8 @@ static mpidht_status_t place_direct(mpidht_t *t, load_buffers_t *b, size_t m,
  * (they are all its keys) and adds what they did to tally: on a direct
  * table place_direct, else through the engine, their keys and values
  * copied into b->keys and b->values. There, of records
- * with one key only the last is written (the others count as updates, as
- * writing them in order would have made the later ones), first every
+ * with one key only the last is written (the others count as it does,
+ * count_records), first every
  * record that finds room: an empty candidate, or its key; then the
  * others, each by a search for a path of moves that frees one of its
  * candidates (search_places). No entry leaves the table, so an older
@@ -390,7 +413,6 @@ static mpidht_status_t place(mpidht_t *t, load_buffers_t *b, size_t m,
     }
     size_t distinct = keep_last_of_each_key(t, b->keys, b->values, m, b->keep, b->set,
                                             b->set_size);
-    tally[TALLY_UPDATED] += m - distinct;
     e->defer_evictions = true;
     st = mpidht_write_batch(t, distinct, b->keys, b->values, b->outcomes);
     e->defer_evictions = false;
@@ -399,7 +421,7 @@ static mpidht_status_t place(mpidht_t *t, load_buffers_t *b, size_t m,
         mpidht_write_outcome_t o = b->outcomes[i];
         deferred |= o == MPIDHT_WRITE_DEFERRED;
         if (o != MPIDHT_WRITE_DEFERRED)
-            tally[o == MPIDHT_WRITE_UPDATED ? TALLY_UPDATED : TALLY_INSERTED]++;
+            count_records(tally, true, o == MPIDHT_WRITE_UPDATED, b->keep[i]);
     }
     if (st == MPIDHT_OK && deferred)
         st = search_places(t, b, distinct, tally);
@@ -478,7 +500,7 @@ static mpidht_status_t load_blocks(mpidht_t *t, dump_file_t *f, uint64_t tally[T
         size_t n = 0;
         if (i < f->header.blocks) {
             /* Verified before; a mismatch now means the file changed. */
-            st = read_block(f, i);
+            st = read_block(t, f, i);
             n = (size_t)f->blocks[i].entries;
         }
         st = mpidht_agree_same(t->comm, st);
@@ -489,17 +511,15 @@ static mpidht_status_t load_blocks(mpidht_t *t, dump_file_t *f, uint64_t tally[T
     return st;
 }
 
-/* Whether path names a regular file or nothing. ROMIO (MPICH) opens
- * "ufs:name", "nfs:name", ... as name: the name after such a prefix must
- * be one too. */
+/* Whether path names a regular file or nothing, and so does the name
+ * after a file-system prefix that MPICH's MPI-IO strips. */
 static bool regular_or_missing(const char *path)
 {
     struct stat sb;
     if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
         return false;
-    size_t prefix = strspn(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
-    return !(prefix > 0 && path[prefix] == ':' && stat(path + prefix + 1, &sb) == 0 &&
-             !S_ISREG(sb.st_mode));
+    const char *stripped = mpidht_file_unprefixed(path);
+    return !(stripped && stat(stripped, &sb) == 0 && !S_ISREG(sb.st_mode));
 }
 
 static mpidht_status_t restore_file(mpidht_t *t, const char *path,
@@ -514,7 +534,7 @@ static mpidht_status_t restore_file(mpidht_t *t, const char *path,
         mpidht_agree_same(t->comm, regular ? MPIDHT_OK : MPIDHT_ERR_FILE_IO);
     if (st != MPIDHT_OK)
         return st;
-    dump_file_t f = {.fh = MPI_FILE_NULL, .entry = MPI_DATATYPE_NULL};
+    dump_file_t f = {.fh = MPI_FILE_NULL, .path = path, .entry = MPI_DATATYPE_NULL};
     int rc = MPI_File_open(t->comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &f.fh);
     if (rc != MPI_SUCCESS)
         mpidht_set_mpi_detail(t, rc, "cannot open", path);

@@ -14,7 +14,9 @@
  *                             80 %) leaves the file's value for every key;
  *                             a file with one key three times in one
  *                             block loads as written in order (the last
- *                             value, two updates), and one with every id
+ *                             value, two updates), and where the key finds
+ *                             no room both count as evicted, directly and
+ *                             through MPI; one with every id
  *                             twice, into an empty table they fill to
  *                             80 %, keeps each id once with its second
  *                             value; a table with holes (removed ids)
@@ -321,6 +323,54 @@ static void repeated_keys(const char *file)
     CHECK_OK(mpidht_free(&table));
 }
 
+/* A file with one key twice, restored into a table (a direct one, and
+ * one through MPI: an allocate window) whose every bucket holds another
+ * key, with one candidate per key: no search frees the key's bucket. As
+ * if written in order, neither record finds room: both count as evicted.
+ * Through MPI the first counted as an update of a key never present. */
+static void repeated_key_without_room(const char *file)
+{
+    static const mpidht_window_kind_t windows[2] = {MPIDHT_WINDOW_AUTO,
+                                                    MPIDHT_WINDOW_ALLOCATE};
+    const uint64_t key = 1000000; /* none of the keys that fill the table */
+    if (test_rank() == 0) {
+        unsigned char records[2][16];
+        for (int i = 0; i < 2; ++i) {
+            put_le(records[i], key, 8);
+            put_le(records[i] + 8, (uint64_t)i + 1, 8);
+        }
+        write_file(file, 8, 8, &records[0][0], 2, 2);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int w = 0; w < 2; ++w) {
+        TEST_CONTEXT("a key twice restored into a full table, window %s",
+                     mpidht_window_name(windows[w]));
+        mpidht_params_t p = test_params(MPIDHT_PROTOCOL_FINE, 8, 8, 0);
+        p.candidates = 1;
+        p.window = windows[w];
+        size_t bucket;
+        CHECK_OK(mpidht_bucket_size(&p, &bucket));
+        p.memory_per_process = 4 * bucket;
+        mpidht_t *table = NULL;
+        CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+        /* Every bucket taken: 256 P keys written into 4 P buckets, each
+         * key's only candidate one of them (one left free: e^-64). */
+        for (uint64_t k = (uint64_t)test_rank(); k < 256 * (uint64_t)test_size();
+             k += (uint64_t)test_size()) {
+            uint64_t value = k;
+            CHECK_OK(mpidht_write(table, &k, &value, NULL));
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK(digest_table(table, 8, 8).entries == 4 * (uint64_t)test_size());
+        mpidht_restore_report_t r = MPIDHT_RESTORE_REPORT_INIT;
+        CHECK_OK(mpidht_restore(table, file, &r));
+        check_report(&r, 2, 0, 0, 2);
+        uint64_t value = 0;
+        CHECK(mpidht_read(table, &key, &value) == MPIDHT_NOT_FOUND);
+        CHECK_OK(mpidht_free(&table));
+    }
+}
+
 /* A file of ids [0, n) and then the same ids again with other values, in
  * blocks of 97 records, restored into an empty table of every protocol
  * that they fill to 80 %: each process's part starts empty, so restore
@@ -537,6 +587,7 @@ int main(int argc, char **argv)
         one_record_blocks(file);
         merge_into_full(file);
         repeated_keys(file);
+        repeated_key_without_room(file);
         repeated_ids_into_empty(file);
         into_holes(file);
         empty_and_hostless(file);

@@ -13,11 +13,16 @@
  * FIFO or a symbolic link, or whose "<path>.partial" is a FIFO, is
  * refused and leaves them as they were; a file of the user's named
  * "<path>.lock" is refused and kept (a dump removes its own lock file),
- * while a lock file a killed dump left is taken. Every refusal leaves a
+ * while a lock file a killed dump left is taken; so with a ROMIO prefix
+ * on the path, whose partial file MPICH would delete under the name
+ * without it. A dump whose writes fail (a file size limit) leaves nothing
+ * and says which write failed and why. Every refusal leaves a
  * detail, on every process, that names the file and the status
  * (mpidht_error_detail).
  */
 #define _DEFAULT_SOURCE /* lstat, symlink */
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -320,11 +325,35 @@ static void dump_over_others(mpidht_t *table)
     CHECK(is_fifo(partial) && access(path, F_OK) != 0);
     MPI_Barrier(MPI_COMM_WORLD);
 
-    TEST_CONTEXT("dumping where the user has a file named like the lock file");
+    /* MPICH's MPI-IO strips a ROMIO prefix, and its delete of the
+     * partial file removed the FIFO there (and a symbolic link), though
+     * the dump refused the path at the rename. */
+    char prefixed[120];
+    snprintf(prefixed, sizeof prefixed, "ufs:%s", path);
+    TEST_CONTEXT("dumping to a path with a ROMIO prefix where the partial file is a FIFO");
+    refuse_dump(table, prefixed, partial, "a FIFO");
+    CHECK(is_fifo(partial) && access(path, F_OK) != 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    TEST_CONTEXT("dumping to a path with a ROMIO prefix where the partial file is a link");
     if (test_rank() == 0) {
         CHECK(remove(partial) == 0);
-        write_file(lock, (const unsigned char *)mine, (long)strlen(mine));
+        write_file(target, (const unsigned char *)mine, (long)strlen(mine));
+        CHECK(symlink(target, partial) == 0);
     }
+    MPI_Barrier(MPI_COMM_WORLD);
+    refuse_dump(table, prefixed, partial, "a symbolic link");
+    struct stat sb;
+    CHECK(lstat(partial, &sb) == 0 && S_ISLNK(sb.st_mode));
+    kept = read_file(target, &size);
+    CHECK(size == (long)strlen(mine) && memcmp(kept, mine, (size_t)size) == 0);
+    free(kept);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (test_rank() == 0)
+        CHECK(remove(partial) == 0 && remove(target) == 0);
+
+    TEST_CONTEXT("dumping where the user has a file named like the lock file");
+    if (test_rank() == 0)
+        write_file(lock, (const unsigned char *)mine, (long)strlen(mine));
     MPI_Barrier(MPI_COMM_WORLD);
     refuse_dump(table, path, lock, "not a dump's lock file");
     kept = read_file(lock, &size);
@@ -342,6 +371,40 @@ static void dump_over_others(mpidht_t *table)
     MPI_Barrier(MPI_COMM_WORLD);
     if (test_rank() == 0)
         CHECK(remove(path) == 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* A dump whose writes fail here (a file size limit stands in for a full
+ * disk) returns MPIDHT_ERR_FILE_IO and leaves nothing; the detail of a
+ * process whose write failed names the partial file and the reason, at 1
+ * process too (it said the dump "failed on another process"). Rank 0
+ * alone is limited, below the size of its records. */
+static void dump_without_room(mpidht_t *table)
+{
+    TEST_CONTEXT("dumping past a file size limit on rank 0");
+    char path[96], partial[112];
+    snprintf(path, sizeof path, "dump_errors_np%d.limited", test_size());
+    snprintf(partial, sizeof partial, "%s.partial", path);
+    struct rlimit before;
+    CHECK(getrlimit(RLIMIT_FSIZE, &before) == 0);
+    void (*handler)(int) = signal(SIGXFSZ, SIG_IGN); /* else the write kills */
+    if (test_rank() == 0) {
+        struct rlimit limited = {256, before.rlim_max};
+        CHECK(setrlimit(RLIMIT_FSIZE, &limited) == 0);
+    }
+    mpidht_status_t st = mpidht_dump(table, path);
+    CHECK(setrlimit(RLIMIT_FSIZE, &before) == 0);
+    signal(SIGXFSZ, handler);
+    CHECK_STATUS(st, MPIDHT_ERR_FILE_IO);
+    const char *detail = mpidht_error_detail(table);
+    TEST_CONTEXT("detail '%s'", detail);
+    if (test_rank() == 0)
+        CHECK(strstr(detail, partial) && strstr(detail, "write") &&
+              !strstr(detail, "another process"));
+    else
+        CHECK(strstr(detail, path) != NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(access(path, F_OK) != 0 && access(partial, F_OK) != 0);
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -369,6 +432,7 @@ int main(int argc, char **argv)
     rejected_arguments(table);
     dump_nowhere(table);
     dump_over_others(table);
+    dump_without_room(table);
     CHECK_OK(mpidht_free(&table));
     if (test_rank() == 0) {
         remove(good);
