@@ -67,7 +67,9 @@
  * compares no keys while the generation of the key's first candidate
  * stands, and a write about to evict checks that its other candidates
  * were all taken at one instant; the word is left alone otherwise); only ever changed and read by processor atomics. recency: the
- * time (ms since mpidht_create) the entry was last written or, now and
+ * time (ms since rank 0's clock at mpidht_create, on the system's
+ * real-time clock: one clock for the processes of a node, and across
+ * nodes as close as their clocks are kept) the entry was last written or, now and
  * then, read; only ever changed by MPI_Accumulate with MPI_MAX and read by
  * MPI_Fetch_and_op with MPI_NO_OP. lock: readers in its low bits (fine
  * protocol only), MPIDHT_FINE_EXCLUSIVE added while a writer holds or
@@ -257,7 +259,10 @@ typedef enum mpidht_window_kind {
 typedef enum mpidht_eviction {
     /* When every candidate of a key holds another key, overwrite the one
      * whose entry was written or read longest ago (reads refresh an
-     * entry's time now and then, about one read in eight). */
+     * entry's time now and then, about one read in eight), in
+     * milliseconds, whichever process wrote it: every process stamps
+     * entries by one clock (the recency word, above), however far apart
+     * they returned from create (tests/c/test_recency_across.c). */
     MPIDHT_EVICT_RECENCY = 0,
     /* Always overwrite the last candidate, as the paper's table did. */
     MPIDHT_EVICT_LAST = 1

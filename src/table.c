@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -252,6 +253,29 @@ static mpidht_status_t gather_hosts(mpidht_t *t, const mpidht_params_t *params)
     return st;
 }
 
+/* Seconds on the system's real-time clock: one clock for every process
+ * of a node (MPI_Wtime need not be), and across nodes as close as their
+ * clocks are kept. */
+static double real_time(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+/* Recency time 0 for every process: rank 0's clock now. Each process
+ * taking its own clock when it returned from create made the stamps of
+ * processes that returned milliseconds apart (one descheduled there)
+ * that far apart, so recency eviction kept an older entry of one process
+ * over a newer one of another. */
+static mpidht_status_t share_clock(mpidht_t *t)
+{
+    t->clock_base = real_time();
+    return MPI_Bcast(&t->clock_base, 1, MPI_DOUBLE, 0, t->comm) == MPI_SUCCESS
+               ? MPIDHT_OK
+               : MPIDHT_ERR_MPI;
+}
+
 /* Fills the table from checked params and brings up the window. */
 static mpidht_status_t build(mpidht_t *t, const mpidht_params_t *params,
                              bool single_node)
@@ -289,6 +313,8 @@ static mpidht_status_t build(mpidht_t *t, const mpidht_params_t *params,
     if (st != MPIDHT_OK)
         return st;
     st = agree_create(t, params, mpidht_window_decide_direct(t));
+    if (st == MPIDHT_OK)
+        st = agree_create(t, params, share_clock(t));
     if (st != MPIDHT_OK)
         return st;
     /* The window is freed on failure, which needs every epoch closed. */
@@ -296,9 +322,7 @@ static mpidht_status_t build(mpidht_t *t, const mpidht_params_t *params,
     st = agree_create(t, params, opened);
     if (st != MPIDHT_OK && opened == MPIDHT_OK)
         t->ops->close(t);
-    /* Recency time starts now, within the spread of the agreement. */
-    t->clock_base = MPI_Wtime();
-    t->random = mpidht_mix64((uint64_t)(t->clock_base * 1e9) ^ (uint64_t)t->rank << 40) | 1;
+    t->random = mpidht_mix64((uint64_t)(MPI_Wtime() * 1e9) ^ (uint64_t)t->rank << 40) | 1;
     return st;
 }
 
@@ -537,7 +561,7 @@ void mpidht_locate_hashed(const mpidht_t *t, uint64_t hash, mpidht_address_t *ad
 
 uint64_t mpidht_now_ms(const mpidht_t *t)
 {
-    double ms = (MPI_Wtime() - t->clock_base) * 1e3;
+    double ms = (real_time() - t->clock_base) * 1e3;
     return ms > 0 ? (uint64_t)ms + 1 : 1;
 }
 

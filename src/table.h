@@ -106,7 +106,8 @@ struct mpidht {
     int finalize_keyval;
     bool mpi_finalized;
 
-    double clock_base;         /* MPI_Wtime() at creation: recency time 0 */
+    double clock_base;         /* rank 0's real-time clock at creation, in
+                                * seconds: recency time 0 (mpidht_now_ms) */
     uint64_t random;           /* xorshift state: jitter, refresh sampling */
 
     /* Work space of every operation (single ones use one item of it). */
