@@ -201,6 +201,9 @@ def stop_on_signal(master: bool) -> Iterator[Callable[[], Optional[str]]]:
         received.append(signal.Signals(signum).name)
 
     previous = signal.signal(STOP_SIGNAL, note if master else signal.SIG_IGN)
+    # The note waits for the interpreter; a system call the signal comes
+    # in (MPI's own, in any thread) restarts instead of failing with EINTR.
+    signal.siginterrupt(STOP_SIGNAL, False)
     try:
         yield lambda: f"{received[0]} received" if received else None
     finally:
