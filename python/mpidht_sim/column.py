@@ -44,7 +44,9 @@ The two are compared after every step; reported per variable, as the worst over 
 steps: max |difference| / max |PHREEQC| (the headline is the worst
 variable and step) and the RMS difference over the same maximum. Exits 1
 if the worst exceeds ``--tolerance`` or a value of either is not finite
-(NaN or inf), 2 on bad settings.
+(NaN or inf), 2 on bad settings. column.json records that verdict and
+bound (``passed``, ``tolerance``; ``bounds``: the cell bound is the
+tolerance, the RMS bound null, as no RMS term is judged).
 """
 
 from __future__ import annotations
@@ -323,9 +325,13 @@ def _write(result: ColumnResult, out: Path, tolerance: float) -> None:
     text = report(result, tolerance)
     out.mkdir(parents=True, exist_ok=True)
     (out / "column.md").write_text(text + "\n")
+    # The command's own verdict and bound: the worst cell within
+    # --tolerance; it judges no RMS term (null).
     (out / "column.json").write_text(json.dumps({
         "cells": result.cells, "steps": result.steps, "time_step": result.time_step,
-        **result.comparison.to_dict(),
+        "tolerance": tolerance,
+        **result.comparison.to_dict(tolerance, None),
+        "passed": passed(result.comparison, tolerance),
         "last_step": {"simulator": result.simulator[result.steps].tolist(),
                       "phreeqc": result.phreeqc[result.steps].tolist()}}, indent=1))
     plot(result, out / "column.png")

@@ -330,15 +330,15 @@ class Comparison:
                 f"Eq. (2) at most {eq2:.2e} (iteration {eq2_it}); {self.coverage}")
 
     def exceeded(self, cell_bound: float = CELL_BOUND,
-                 rms_bound: float = RMS_BOUND) -> list[str]:
+                 rms_bound: Optional[float] = RMS_BOUND) -> list[str]:
         """The bounds the comparison exceeds, each in words with its value,
         variable and iteration: the worst cell over cell_bound, the worst
-        RMS term over rms_bound (a NaN term exceeds any bound); empty if
-        it is within both."""
+        RMS term over rms_bound (a NaN term exceeds any bound; None: the
+        RMS term is not judged); empty if it is within both."""
         out = []
         for what, (value, name, it), bound in (("worst cell", self.worst_max, cell_bound),
                                                ("worst RMS term", self.worst, rms_bound)):
-            if not value <= bound:  # NaN too
+            if bound is not None and not value <= bound:  # NaN too
                 out.append(f"{what} {value:.2e} ({name}, iteration {it}) exceeds {bound:g}")
         return out
 
@@ -360,7 +360,9 @@ class Comparison:
                 if len(its) > 1 else f"iteration {its[0]}, the only one compared")
 
     def to_dict(self, cell_bound: float = CELL_BOUND,
-                rms_bound: float = RMS_BOUND) -> dict[str, Any]:
+                rms_bound: Optional[float] = RMS_BOUND) -> dict[str, Any]:
+        """Every term, and the verdict against the bounds (``exceeded``;
+        rms_bound None: the RMS term is not judged, recorded as null)."""
         value, name, it = self.worst
         top, top_name, top_it = self.worst_max
         eq2, eq2_it = self.eq2

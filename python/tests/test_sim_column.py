@@ -4,6 +4,7 @@ Courant number 1: with the default waters every variable agrees within
 waters typed in as numbers (the benchmark's description), which are not
 charge balanced."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,9 @@ def test_column_command(tmp_path_factory: pytest.TempPathFactory,
         printed = capsys.readouterr().out
         assert "Worst:" in printed and "Passed: within --tolerance 0.001." in printed
         assert {p.name for p in out.iterdir()} == {"column.md", "column.json", "column.png"}
+        judged = json.loads((out / "column.json").read_text())
+        assert judged["passed"] is True and judged["exceeded"] == []
+        assert judged["bounds"] == {"cell": 1e-3, "rms": None}
     assert main(["--cells", "0"]) == 2
     assert main(["--set", "chemistry.database=nosuch.dat"]) == 2
 
@@ -131,6 +135,13 @@ def test_column_out_that_cannot_be_written_is_refused_first(
         assert "FAILED: not within --tolerance 1e-300." in capsys.readouterr().out
         assert "FAILED: not within --tolerance 1e-300." in (
             base / "strict" / "column.md").read_text()
+        # column.json records the command's verdict and bound (it said
+        # "passed": true against the default bounds of 1e-3 and 1e-4).
+        judged = json.loads((base / "strict" / "column.json").read_text())
+        assert judged["passed"] is False and judged["tolerance"] == 1e-300
+        assert judged["bounds"] == {"cell": 1e-300, "rms": None}
+        assert judged["exceeded"][0].startswith("worst cell ")
+        assert judged["exceeded"][0].endswith(" exceeds 1e-300")
 
 
 def test_column_config_sets_its_keys(tmp_path: Path) -> None:
