@@ -274,7 +274,7 @@ def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm",
     waiting: main ends the whole job on one."""
     from .driver import RunRefused, run, run_package_size, worker_count
     from .flow import advection_for
-    from .output import check_folders, finish, start, write_field
+    from .output import check_folders, finish, job, start, write_field
     from .waiting import bcast
 
     rank = comm.Get_rank()
@@ -317,7 +317,7 @@ def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm",
     close()
     failure, stopped = None, None
     if rank == 0:
-        done = finish(result, cfg, {"processes": comm.Get_size()})
+        done = finish(result, cfg, job(cfg, comm.Get_size()))
         stopped = result.stopped
         for line in done.lines:
             print(line)

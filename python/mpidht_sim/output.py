@@ -25,7 +25,7 @@ import numpy as np
 from . import __version__, engine
 from .checkpoint import DHT_FILE, settings_path
 from .config import Config
-from .driver import CHECKS, RunResult
+from .driver import CHECKS, RunResult, run_package_size
 from .errors import ConfigError
 from .measure import (USED_DHT, compare, coverage, field_file, field_files, iteration_list,
                       load_fields, saved_config, settings_differ, used_dht)
@@ -265,6 +265,20 @@ def plot(result: RunResult, cfg: Config, out_dir: Path) -> list[Path]:
     return paths
 
 
+def mpi_library(text: str) -> str:
+    """The first line of MPI's library version, without the NUL that ends
+    Open MPI's (``MPI_Get_library_version`` counts it in)."""
+    lines = text.replace("\0", "").strip().splitlines()
+    return lines[0].strip() if lines else "unknown"
+
+
+def job(cfg: Config, processes: int) -> dict[str, int]:
+    """What summary.json records of the job beside the configuration: the
+    process count and the work package size the run took (run.package_size
+    = 0 chooses one from the process count; ``driver.run_package_size``)."""
+    return {"processes": processes, "package_size": run_package_size(cfg, processes)}
+
+
 def versions(cfg: Config) -> dict[str, str]:
     """What computed the run: mpidht, the simulator, PHREEQC, MPI."""
     import mpi4py
@@ -282,7 +296,7 @@ def versions(cfg: Config) -> dict[str, str]:
         "mpidht": mpidht.__version__, "mpidht_sim": __version__,
         "phreeqc_package": package("phreeqc"),
         "iphreeqc": engine.version(engine.open_engine(cfg.database)),
-        "mpi": MPI.Get_library_version().strip().splitlines()[0],
+        "mpi": mpi_library(MPI.Get_library_version()),
         "mpi4py": mpi4py.__version__, "numpy": np.__version__,
         "python": platform.python_version(),
     }

@@ -594,7 +594,7 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
     comm; its exit status."""
     from .driver import run
     from .waiting import barrier, bcast
-    from .output import check_folders, finish, start
+    from .output import check_folders, finish, job, start
 
     rank = comm.Get_rank()
     # --out is checked as the simulator checks its output folder, by the
@@ -615,7 +615,7 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
             start(reference_cfg)
         result = run(reference_cfg, comm)
         if rank == 0:
-            finish(result, reference_cfg, {"processes": comm.Get_size()}, plots=False)
+            finish(result, reference_cfg, job(reference_cfg, comm.Get_size()), plots=False)
     barrier(comm)
     reference = load_fields(ref_dir) if rank == 0 else {}
     reference_summary = json.loads((ref_dir / "summary.json").read_text()) if rank == 0 else {}

@@ -414,7 +414,13 @@ def test_run_against_reference(tmp_path_factory: pytest.TempPathFactory,
         9.9065, abs=1e-4)
     versions = summary["versions"]
     assert versions["mpidht"] and versions["iphreeqc"].startswith("3.")
-    assert versions["mpi"] == MPI.Get_library_version().strip().splitlines()[0]
+    # Open MPI's version ends in a NUL, which summary.json kept.
+    assert versions["mpi"] == MPI.Get_library_version().replace("\0", "").strip(
+    ).splitlines()[0] and "\0" not in versions["mpi"]
+    # The package size the run took (run.package_size = 0: chosen for the
+    # process count) beside the configured one.
+    assert (summary["processes"], summary["package_size"]) == (comm.Get_size(), size)
+    assert summary["config"]["package_size"] == 0
     assert summary["totals"]["cells"] == 4 * 14 and summary["totals"]["hits"] == 0
     compared = json.loads((cmp / "summary.json").read_text())["reference"]
     errors = compared["errors"]
@@ -423,6 +429,18 @@ def test_run_against_reference(tmp_path_factory: pytest.TempPathFactory,
     assert compared["chemistry_speedup"] > 0 and compared["settings_checked"] is True
     assert "settings not checked" not in printed.out
     assert json.loads((run / "summary.json").read_text())["reference"] is None
+
+
+def test_mpi_library_version_without_nul() -> None:
+    """summary.json's versions.mpi: the first line of MPI's version, without
+    the NUL that ends Open MPI's."""
+    from mpidht_sim.output import mpi_library
+
+    assert mpi_library("Open MPI v4.1.4, package: Debian OpenMPI\0") == (
+        "Open MPI v4.1.4, package: Debian OpenMPI")
+    assert mpi_library("MPICH Version:\t4.0\nMPICH Release date: ...\n") == (
+        "MPICH Version:\t4.0")
+    assert mpi_library("\0") == "unknown"
 
 
 def test_flow_that_cannot_run_is_refused(tmp_path_factory: pytest.TempPathFactory,
