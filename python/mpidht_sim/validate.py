@@ -30,9 +30,12 @@ whether log beats raw at every pair, judged by the worst cell, the RMS
 term's verdict beside it), DIR/validation.json and DIR/validation.png
 (heat maps of the worst cell per pair, the worst RMS term and the hit
 rate below it). Each finished
-run is kept in DIR/variants/ with its effective configuration and reused
-when the command is run again with the same settings, so an interrupted
-sweep resumes; the reference run is kept in DIR/reference (or taken from
+run is kept in DIR/variants/ with its effective configuration, process
+count and package size, and reused when the command is run again with
+the same settings on as many processes with packages of the same size
+(the speedups and hit rates depend on them), so an interrupted sweep
+resumes; one kept from another process count or package size runs again,
+saying so; the reference run is kept in DIR/reference (or taken from
 --reference, an output folder of a run with the DHT off, every iteration
 saved and the same physics).
 
@@ -624,20 +627,25 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
     for v in runs:
         cfg = configs[v.name]
         effective = cfg.to_dict()
+        # The figures depend on the process count and the package size too
+        # (speedups, hit rates): a variant kept from other ones runs again.
+        conditions = job(cfg, comm.Get_size())
         cached = store / f"{v.name}.json"
-        reuse = False
+        reuse, why = False, ""
         if rank == 0 and cached.is_file():
             saved = json.loads(cached.read_text())
             # Where the config file lies does not change the run.
             reuse = same_json(_without_source(saved.get("config")),
                               _without_source(effective)) and same_json(
                 saved.get("reference"), physics(reference_summary["config"]))
+            if reuse and not same_json(saved.get("job"), conditions):
+                reuse, why = False, f" again: kept from {_conditions(saved.get('job'))}"
             if reuse:
                 rows[v.name] = saved["figures"]
         if bcast(comm, reuse):
             continue
         if rank == 0:
-            print(f"{v.name}: running", flush=True)
+            print(f"{v.name}: running{why}", flush=True)
         result = run(cfg, comm)
         if rank != 0:
             continue
@@ -645,7 +653,7 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
         store.mkdir(parents=True, exist_ok=True)
         cached.write_text(json.dumps({"config": effective,
                                       "reference": physics(reference_summary["config"]),
-                                      "figures": rows[v.name]}, indent=1))
+                                      "job": conditions, "figures": rows[v.name]}, indent=1))
         r = rows[v.name]
         print(f"{v.name}: worst cell {_fmt(r['worst_max_term'])} ({r['worst_max_variable']}), "
               f"worst RMS term {_fmt(r['worst_rms_term'])} ({r['worst_variable']}), "
@@ -663,6 +671,15 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
                   file=sys.stderr)
         return 1
     return 0
+
+
+def _conditions(kept: Any) -> str:
+    """The process count and package size a kept variant ran with, in
+    words (``output.job``)."""
+    if not isinstance(kept, dict):
+        return "a run that did not record its process count and package size"
+    return (f"a run on {kept.get('processes')} processes, packages of "
+            f"{kept.get('package_size')} cells")
 
 
 def _write_reports(args: argparse.Namespace, rows: dict[str, dict[str, Any]],

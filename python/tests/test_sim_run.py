@@ -259,11 +259,26 @@ def test_validation_table(tmp_path_factory: pytest.TempPathFactory,
     first = capsys.readouterr().out
     assert validate_main(args) == 0  # everything reused
     second = capsys.readouterr().out
+    # A variant kept from another process count (or package size) is run
+    # again: its figures were reused, and reported as of this count.
+    elsewhere = {"processes": comm.Get_size() + 1, "package_size": 7}
+    if comm.Get_rank() == 0:
+        kept = out / "variants" / "decimal_log_5_4.json"
+        saved = json.loads(kept.read_text())
+        saved["job"] = elsewhere
+        kept.write_text(json.dumps(saved))
+    comm.Barrier()
+    assert validate_main(args) == 0
+    third = capsys.readouterr().out
     # A reference that is not a run without the DHT is refused.
     assert validate_main(args + ["--reference", str(out / "variants")]) == 2
     if comm.Get_rank() != 0:
         return
     assert first.count(": running") == 16 and "running" not in second
+    assert third.count(": running") == 1 and (
+        f"decimal_log_5_4: running again: kept from a run on {comm.Get_size() + 1} "
+        "processes, packages of 7 cells") in third
+    assert json.loads(kept.read_text())["job"]["processes"] == comm.Get_size()
     text = (out / "validation.md").read_text()
     rows = [line for line in text.splitlines()
             if line.startswith("| significant |") or line.startswith("| decimal |")]
