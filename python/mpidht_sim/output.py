@@ -342,7 +342,10 @@ def verified_errors(result: RunResult, cfg: Config) -> Optional[dict[str, Any]]:
 def against_reference(result: RunResult, cfg: Config) -> Optional[dict[str, Any]]:
     """The errors against run.reference and the speedups over it; where
     they cannot be computed (no common iteration, other grids, a field that
-    cannot be read), errors is None and problem says why."""
+    cannot be read), errors is None and problem says why. Speedups only
+    where both ran the same iterations to their end (neither stopped
+    early) and the reference without the DHT; otherwise no_speedup says
+    why."""
     if cfg.reference is None:
         return None
     out: dict[str, Any] = {"folder": str(cfg.reference)}
@@ -365,6 +368,14 @@ def against_reference(result: RunResult, cfg: Config) -> Optional[dict[str, Any]
         if ref["config"]["iterations"] != cfg.iterations:
             out["no_speedup"] = (f"it ran {ref['config']['iterations']} iterations, this run "
                                  f"{cfg.iterations}")
+            return out
+        # Times compare only where both ran all their iterations.
+        stopped = [f"{who} stopped after iteration {where['iteration']} of "
+                   f"{where['iterations']}"
+                   for who, where in (("this run", result.stopped), ("it", ref.get("stopped")))
+                   if where is not None]
+        if stopped:
+            out["no_speedup"] = " and ".join(stopped)
             return out
         ref_chem = sum(x["chemistry_s"] for x in ref["records"])
         out["chemistry_speedup"] = ref_chem / max(totals(result)["chemistry_s"], 1e-12)

@@ -166,6 +166,43 @@ def test_reference_that_does_not_match_is_refused(tmp_path: Path) -> None:
     assert not any(line.startswith("speedup over it") for line in lines)
 
 
+def test_no_speedup_where_a_run_stopped_early(tmp_path: Path) -> None:
+    """A speedup over the reference only where both ran their iterations to
+    the end: a run stopped after its first of 2 iterations (or against a
+    reference that stopped so) is compared, but claims no speedup, saying
+    why (it claimed one of whatever the two times were)."""
+    base = {"grid.nx": 4, "grid.ny": 4, "time.iterations": 2, "interp.enabled": False,
+            "run.save_every": 1}
+    ref = tmp_path / "ref"
+    ref_cfg = load(None, {**base, "dht.enabled": False, "run.output_dir": str(ref)})
+    start(ref_cfg)
+    finish(run(ref_cfg, MPI.COMM_SELF), ref_cfg, {}, plots=False)
+    settings = {**base, "run.reference": str(ref)}
+
+    def against(name: str, **extra: Any) -> tuple[list[str], dict[str, Any]]:
+        cfg = load(None, {**settings, "run.output_dir": str(tmp_path / name), **extra})
+        lines = finish(run(cfg, MPI.COMM_SELF), cfg, {}, plots=False).lines
+        return lines, json.loads((tmp_path / name / "summary.json").read_text())["reference"]
+
+    lines, reference = against("whole")
+    assert any(line.startswith("speedup over it: chemistry ") for line in lines)
+    assert reference["chemistry_speedup"] > 0
+    lines, reference = against("stopped", **{"run.stop_after": 1e-9})
+    assert "no speedup over it: this run stopped after iteration 1 of 2" in lines
+    assert not any(line.startswith("speedup over it") for line in lines)
+    assert "chemistry_speedup" not in reference and "wall_speedup" not in reference
+    assert reference["errors"]["compared"] == [1]
+    summary = json.loads((ref / "summary.json").read_text())
+    summary["stopped"] = {"iteration": 1, "iterations": 2, "reason": "SIGUSR1 received"}
+    (ref / "summary.json").write_text(json.dumps(summary))
+    lines, reference = against("after-stopped")
+    assert "no speedup over it: it stopped after iteration 1 of 2" in lines
+    assert "chemistry_speedup" not in reference
+    lines, reference = against("both-stopped", **{"run.stop_after": 1e-9})
+    assert ("no speedup over it: this run stopped after iteration 1 of 2 and it stopped "
+            "after iteration 1 of 2") in lines
+
+
 def test_fields_not_finite_fail_the_run(tmp_path: Path) -> None:
     """A NaN or inf in the run's own saved fields is a failure that names
     the first variable and iteration, whatever comes after it; the outputs
