@@ -88,8 +88,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                "SIGUSR1 (to mpiexec, which forwards it) or run.stop_after stops a run "
                "after the iteration in progress: it saves that iteration's fields (and, "
                "with --save-dht, the DHT), writes summary.json and exits with 3. Exit "
-               "status 1: values that are not finite, or bounds against the reference "
-               "exceeded; 2: a configuration or a table refused.")
+               "status 1: values that are not finite, bounds against the reference "
+               "exceeded, or no comparison with it made; 2: a configuration or a table "
+               "refused.")
     add_config_arguments(parser)
     parser.add_argument("--iterations", type=int, help="coupling iterations (time.iterations)")
     parser.add_argument("--no-dht", action="store_true",
@@ -110,7 +111,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                              "one made with --no-dht (run.reference); the errors go to "
                              "summary.json, and the run exits with 1 where its worst cell "
                              "exceeds run.cell_bound (1e-3) or its worst RMS term "
-                             "run.rms_bound (1e-4) over the iterations compared")
+                             "run.rms_bound (1e-4) over the iterations compared, or where "
+                             "no iteration could be compared")
     parser.add_argument("--stop-after", type=float, metavar="SECONDS",
                         help="stop rather than begin an iteration that may end more than "
                              "SECONDS after the first step (run.stop_after; exit status 3)")
@@ -327,6 +329,10 @@ def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm",
         if done.exceeded is not None:
             print(f"mpidht_sim: bounds exceeded: {done.exceeded}", file=sys.stderr)
             failure = failure or done.exceeded
+        if done.not_compared is not None:
+            # Asked for and not made: nothing was judged, which is no pass.
+            print(f"mpidht_sim: not compared: {done.not_compared}", file=sys.stderr)
+            failure = failure or done.not_compared
     # Every process exits alike.
     failure, stopped = bcast(comm, (failure, stopped))
     return 1 if failure is not None else EXIT_STOPPED if stopped is not None else 0

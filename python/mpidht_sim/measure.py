@@ -414,16 +414,19 @@ def field_files(folder: Path, kind: str) -> dict[int, Path]:
     return found
 
 
-def load_fields(folder: Path) -> dict[int, Array]:
+def load_fields(folder: Path, grid: Optional[tuple[int, int]] = None) -> dict[int, Array]:
     """The fields_NNNNN.npz a run saved, by iteration, as (cells, variables);
     raises ValueError naming a file that cannot be read as such (not an
     .npz, truncated, a variable missing or not numbers, variables of
-    different sizes), or folder if it is not a folder."""
+    different sizes), or folder if it is not a folder. With grid, (ny, nx)
+    as a run saves its variables, also one whose variables are of another
+    shape."""
     if not folder.is_dir():
         raise ValueError(f"{folder} " + ("is not a folder" if folder.exists()
                                          else "does not exist"))
     fields = {}
     for it, path in field_files(folder, "npz").items():
+        shapes: dict[str, tuple[int, ...]] = {}
         try:
             with open(path, "rb") as f:
                 head = f.read(6)
@@ -437,8 +440,9 @@ def load_fields(folder: Path) -> dict[int, Array]:
                 missing = [v for v in VARIABLES if v not in data.files]
                 if missing:
                     raise ValueError(f"it lacks {', '.join(missing)}")
-                fields[it] = np.column_stack(
-                    [np.asarray(data[v], dtype=np.float64).ravel() for v in VARIABLES])
+                arrays = [np.asarray(data[v], dtype=np.float64) for v in VARIABLES]
+                shapes = {v: a.shape for v, a in zip(VARIABLES, arrays)}
+                fields[it] = np.column_stack([a.ravel() for a in arrays])
         except ValueError as e:
             # NumPy's advice for a pickled object (allow_pickle) is not ours:
             # a run saves arrays of numbers only.
@@ -447,6 +451,12 @@ def load_fields(folder: Path) -> dict[int, Array]:
             raise ValueError(f"{path} cannot be read as a run's saved fields: {why}") from None
         except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
             raise ValueError(f"{path} cannot be read as a run's saved fields: {e}") from None
+        other = [(name, shape) for name, shape in shapes.items() if shape != grid]
+        if grid is not None and other:
+            name, shape = other[0]
+            raise ValueError(f"{path} holds the fields of another grid: its {name} is "
+                             f"{' x '.join(map(str, shape)) or 'one number'} cells "
+                             f"(ny x nx), where this grid is {grid[0]} x {grid[1]}")
     return fields
 
 

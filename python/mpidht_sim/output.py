@@ -96,13 +96,6 @@ def check_folders(cfg: Config) -> None:
     if ref is None:
         return
     try:
-        saved = load_fields(ref)  # all of them: one that cannot be read is found now
-    except ValueError as e:
-        raise ConfigError(f"run.reference: {e}") from None
-    if not saved:
-        raise ConfigError(f"run.reference: {ref} holds no saved fields (fields_NNNNN.npz) "
-                          "of a run")
-    try:
         config = saved_config(ref)
     except ValueError as e:
         raise ConfigError(f"run.reference: {e}") from None
@@ -110,6 +103,15 @@ def check_folders(cfg: Config) -> None:
         why = settings_differ(cfg.to_dict(), config, iterations=False)
         if why is not None:
             raise ConfigError(f"run.reference: {ref} is not a reference for this run: {why}")
+    try:
+        # All of them, of this grid's shape: one that cannot be read, or
+        # of another grid (whatever its summary.json says), is found now.
+        saved = load_fields(ref, (cfg.ny, cfg.nx))
+    except ValueError as e:
+        raise ConfigError(f"run.reference: {e}") from None
+    if not saved:
+        raise ConfigError(f"run.reference: {ref} holds no saved fields (fields_NNNNN.npz) "
+                          "of a run")
     its = saved_iterations(cfg)
     if not set(its) & set(saved):
         raise ConfigError(f"run.reference: {ref} saved none of the iterations this run saves "
@@ -350,7 +352,8 @@ def against_reference(result: RunResult, cfg: Config) -> Optional[dict[str, Any]
         return None
     out: dict[str, Any] = {"folder": str(cfg.reference)}
     try:
-        out["errors"] = compare(result.saved, load_fields(cfg.reference)).to_dict(
+        out["errors"] = compare(result.saved, load_fields(
+            cfg.reference, (cfg.ny, cfg.nx))).to_dict(
             cfg.cell_bound, cfg.rms_bound)
     except ValueError as e:
         out["errors"] = None
@@ -401,11 +404,14 @@ def first_not_finite(saved: dict[int, np.ndarray]) -> Optional[tuple[int, str, i
 class Finished:
     """What finish reports: the lines to print, why the run's results
     cannot be trusted (values that are not finite in its fields or in the
-    comparison with its reference), or None, and the bounds (run.cell_bound,
-    run.rms_bound) its comparison with its reference exceeds, or None."""
+    comparison with its reference), or None, the bounds (run.cell_bound,
+    run.rms_bound) its comparison with its reference exceeds, or None, and
+    why a comparison with run.reference could not be made at all, or
+    None."""
     lines: list[str]
     failure: Optional[str] = None
     exceeded: Optional[str] = None
+    not_compared: Optional[str] = None
 
 
 def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
@@ -442,6 +448,7 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
     ]
     failures = []
     exceeded: list[str] = []
+    not_compared = None
     own = first_not_finite(result.saved)
     if own is not None:
         failures.append(f"NaN or inf in the saved fields, first in {own[1]} at iteration "
@@ -483,6 +490,7 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
         if reference.get("reference_used_dht"):
             lines.append(f"against {cfg.reference}: {USED_DHT}")
         if errors is None:
+            not_compared = f"against {cfg.reference}: {reference.get('problem')}"
             lines.append(f"against {cfg.reference}: not compared: {reference.get('problem')}")
         else:
             w, m, e = errors["worst_rms_term"], errors["worst_max_term"], errors["eq2_max"]
@@ -524,4 +532,5 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
                      "are saved" + (", and the DHT" if result.dht_dump is not None else ""))
     lines.append(f"outputs: {out}")
     return Finished(lines, "; ".join(failures) or None,
-                    f"against {cfg.reference}: " + "; ".join(exceeded) if exceeded else None)
+                    f"against {cfg.reference}: " + "; ".join(exceeded) if exceeded else None,
+                    not_compared)

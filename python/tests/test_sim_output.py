@@ -110,7 +110,8 @@ def test_reference_is_not_the_output_folder(tmp_path: Path) -> None:
     (out / "ref").mkdir()
     (out / "fields_00002.npz").rename(out / "ref" / "fields_00002.npz")
     check_folders(load(None, {"run.output_dir": str(out), "run.reference": str(out / "ref"),
-                              "run.overwrite": True, "run.save_every": 2}))
+                              "run.overwrite": True, "run.save_every": 2, "grid.nx": 4,
+                              "grid.ny": 4}))
 
 
 def test_reference_that_cannot_be_read(tmp_path: Path) -> None:
@@ -126,11 +127,40 @@ def test_reference_that_cannot_be_read(tmp_path: Path) -> None:
                       "run.reference": str(ref)})
     with pytest.raises(ConfigError, match=re.escape(f"run.reference: {broken} cannot be")):
         check_folders(cfg)
-    lines = finish(run(cfg, MPI.COMM_SELF), cfg, {}, plots=False).lines
+    done = finish(run(cfg, MPI.COMM_SELF), cfg, {}, plots=False)
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["reference"]["errors"] is None
     assert str(broken) in summary["reference"]["problem"]
-    assert any(line.startswith(f"against {ref}: not compared: {broken}") for line in lines)
+    assert any(line.startswith(f"against {ref}: not compared: {broken}")
+               for line in done.lines)
+    # Nothing judged is no pass (the command exits with 1).
+    assert done.not_compared is not None
+    assert done.not_compared.startswith(f"against {ref}: {broken}")
+
+
+def test_reference_of_another_grid_is_refused_first(tmp_path: Path) -> None:
+    """A reference whose saved fields are of another grid is refused before
+    the run, naming the file, also without a summary.json to tell (it was
+    found after the run: "not compared", exit status 0), and also where
+    the cell count is the same (8 x 2 against 2 x 8)."""
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    for (nx, ny), (run_nx, run_ny) in (((4, 4), (2, 8)), ((8, 2), (2, 8)),
+                                       ((2, 8), (4, 4))):
+        other = load(None, {"grid.nx": nx, "grid.ny": ny})
+        write_field(other, ref, 2, initial_state(other))
+        cfg = load(None, {"grid.nx": run_nx, "grid.ny": run_ny, "time.iterations": 2,
+                          "run.output_dir": str(tmp_path / "run"),
+                          "run.reference": str(ref)})
+        with pytest.raises(ConfigError, match=re.escape(
+                f"run.reference: {ref / 'fields_00002.npz'} holds the fields of another "
+                f"grid: its C is {ny} x {nx} cells (ny x nx), where this grid is "
+                f"{run_ny} x {run_nx}")):
+            check_folders(cfg)
+    same = load(None, {"grid.nx": 2, "grid.ny": 8, "time.iterations": 2,
+                       "run.output_dir": str(tmp_path / "run"), "run.reference": str(ref)})
+    check_folders(same)
+    assert not (tmp_path / "run").exists()
 
 
 def test_reference_that_does_not_match_is_refused(tmp_path: Path) -> None:
@@ -330,6 +360,46 @@ def test_reference_bounds_exceeded_exit_1(tmp_path_factory: pytest.TempPathFacto
             in printed.out
         assert f"mpidht_sim: bounds exceeded: against {ref}: worst cell 2.00e-03" in printed.err
         assert (base / "run" / "summary.json").is_file()
+
+
+def test_reference_of_another_grid_or_not_compared(
+        tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]) -> None:
+    """The command line: a reference whose fields are of another grid
+    exits with 2 before the run (it ran, said "not compared" and exited
+    with 0); a run whose comparison could not be made at all (here it
+    stopped after an iteration the reference did not save) exits with 1
+    after writing everything, saying so: nothing was judged."""
+    comm = MPI.COMM_WORLD
+    base = Path(comm.bcast(str(tmp_path_factory.mktemp("grid")) if comm.Get_rank() == 0
+                           else None, root=0))
+    tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "2", "--quiet",
+            "--set", "run.save_every=2", "--set", "interp.enabled=false"]
+    other = base / "other"
+    if comm.Get_rank() == 0:
+        other.mkdir()
+        cfg = load(None, {"grid.nx": 2, "grid.ny": 8})
+        write_field(cfg, other, 2, initial_state(cfg))
+    comm.Barrier()
+    capsys.readouterr()
+    assert main(tiny + ["--output", str(base / "vs-other"), "--reference", str(other)]) == 2
+    printed = capsys.readouterr()
+    ref = base / "ref"
+    assert main(tiny + ["--no-dht", "--output", str(ref)]) == 0
+    capsys.readouterr()
+    assert main(tiny + ["--output", str(base / "run"), "--reference", str(ref),
+                        "--stop-after", "1e-9"]) == 1
+    stopped = capsys.readouterr()
+    if comm.Get_rank() != 0:
+        return
+    assert (f"mpidht_sim: configuration error: run.reference: {other / 'fields_00002.npz'} "
+            "holds the fields of another grid: its C is 8 x 2 cells (ny x nx), where this "
+            "grid is 4 x 4") in printed.err
+    assert not (base / "vs-other").exists()
+    assert (f"mpidht_sim: not compared: against {ref}: no saved iteration (other than 0) in "
+            "both runs; the run saved 1") in stopped.err
+    assert f"against {ref}: not compared: " in stopped.out
+    summary = json.loads((base / "run" / "summary.json").read_text())
+    assert summary["stopped"]["iteration"] == 1 and summary["reference"]["errors"] is None
 
 
 def test_reference_not_finite_or_unchecked(tmp_path_factory: pytest.TempPathFactory,
