@@ -154,21 +154,50 @@ def _without_source(config: Any) -> Any:
     return {k: v for k, v in config.items() if k != "source"}
 
 
+def _number(value: Any) -> bool:
+    """Whether a JSON value is a number (not a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def check_reference(folder: Path, cfg: Config) -> Optional[str]:
-    """Why folder cannot serve as cfg's reference, or None if it can."""
+    """Why folder cannot serve as cfg's reference, or None if it can: its
+    summary.json must be a run's (a configuration with the DHT off and the
+    same physics, timings per iteration and in all; not stopped early),
+    and its saved fields every iteration's, readable and of cfg's grid."""
+    path = folder / "summary.json"
     try:
-        summary = json.loads((folder / "summary.json").read_text())
+        summary = json.loads(path.read_text())
     except (OSError, ValueError) as e:
         return f"no readable summary.json ({e})"
-    saved = summary.get("config", {})
-    if saved.get("dht", {}).get("enabled", True):
+    if not isinstance(summary, dict):
+        return f"{path} is not a run's summary: a JSON {type(summary).__name__}, not an object"
+    saved = summary.get("config")
+    if not isinstance(saved, dict):
+        return f"{path} records no configuration (its \"config\" is no object)"
+    dht = saved.get("dht")
+    if not isinstance(dht, dict) or not isinstance(dht.get("enabled"), bool):
+        return (f"{path} does not record whether the run used the DHT (its "
+                "\"config\".\"dht\".\"enabled\" is no true or false)")
+    if dht["enabled"]:
         return "it is not a run with the DHT off"
     why = settings_differ(cfg.to_dict(), saved)
     if why is not None:
         return why
+    records = summary.get("records")
+    if not (isinstance(records, list)
+            and all(isinstance(r, dict) and _number(r.get("chemistry_s")) for r in records)
+            and _number(summary.get("wall_s"))):
+        return (f"{path} records no timings of a run (\"records\" with each iteration's "
+                "\"chemistry_s\", and \"wall_s\"), which the speedups are of")
+    if summary.get("stopped") is not None:
+        return "it stopped before its last iteration"
     its = set(field_files(folder, "npz"))
     if not set(range(1, cfg.iterations + 1)) <= its:
         return "it did not save every iteration (run.save_every = 1)"
+    try:
+        load_fields(folder, (cfg.ny, cfg.nx))
+    except ValueError as e:
+        return str(e)
     return None
 
 

@@ -431,16 +431,19 @@ def test_reference_check_counts_only_field_files(tmp_path: Path) -> None:
     """validate's reference check counts the iterations of files named as a
     run names them; another file beside them (fields_mine.npz) neither
     counts nor breaks it."""
-    from mpidht_sim.measure import field_file
+    from mpidht_sim.driver import initial_state
+    from mpidht_sim.output import write_field
     from mpidht_sim.validate import check_reference
 
     cfg = load(None, {"dht.enabled": False, "time.iterations": 2, "grid.nx": 4,
                       "grid.ny": 4})
-    (tmp_path / "summary.json").write_text(json.dumps({"config": cfg.to_dict()}))
+    (tmp_path / "summary.json").write_text(json.dumps({
+        "config": cfg.to_dict(), "records": [{"chemistry_s": 1.0}] * 2, "wall_s": 2.0,
+        "stopped": None}))
     (tmp_path / "fields_mine.npz").write_bytes(b"not a field")
-    (tmp_path / field_file(1, "npz")).write_bytes(b"")
+    write_field(cfg, tmp_path, 1, initial_state(cfg))
     assert "did not save every iteration" in str(check_reference(tmp_path, cfg))
-    (tmp_path / field_file(2, "npz")).write_bytes(b"")
+    write_field(cfg, tmp_path, 2, initial_state(cfg))
     assert check_reference(tmp_path, cfg) is None
 
 

@@ -9,6 +9,10 @@ from typing import Any
 
 import pytest
 
+from mpidht_sim.cli import launcher_rank
+from mpidht_sim.config import load
+from mpidht_sim.driver import initial_state
+from mpidht_sim.output import write_field
 from mpidht_sim.validate import (Point, Variant, main, report, rewrite, tradeoff_report,
                                  within_bounds)
 
@@ -62,6 +66,50 @@ def test_tradeoff_report_leads_with_the_worst_cell() -> None:
                                "5.90e-05 (C, 288) | yes |")
     assert lines[1].startswith("| interpolation | tolerance 5e-05 | 2.10e-03 (C, 296) | "
                                "1.20e-04 (C, 296) | no: cell and RMS |")
+
+
+TINY = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--set", "time.iterations=1",
+        "--roundings", "significant", "--aqueous", "5", "--minerals", "4", "--only-log"]
+
+
+def reference_config() -> dict[str, Any]:
+    """The configuration a reference of TINY records in its summary.json."""
+    return load(None, {"grid.nx": 4, "grid.ny": 4, "time.iterations": 1,
+                       "dht.enabled": False, "run.save_every": 1}).to_dict()
+
+
+@pytest.mark.parametrize("summary, why", [
+    ([], "is not a run's summary: a JSON list, not an object"),
+    ({"config": []}, 'records no configuration (its "config" is no object)'),
+    ({"config": {"dht": 5}}, 'does not record whether the run used the DHT'),
+    ({"config": {"dht": {"enabled": "no"}}}, 'does not record whether the run used the DHT'),
+    ({"config": "reference", "records": [], "wall_s": 1.0},
+     'records no timings of a run ("records" with each iteration'),
+    ({"config": "reference", "records": [{"chemistry_s": "1"}], "wall_s": 1.0},
+     'records no timings of a run'),
+])
+def test_reference_summary_not_a_runs_is_refused(tmp_path: Path, summary: Any, why: str,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """validate --reference DIR whose summary.json is JSON but not a run's
+    is refused before any run, exit status 2, saying what it lacks (it
+    was a traceback: AttributeError, or a TypeError once the variants had
+    run)."""
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    if isinstance(summary, dict) and summary.get("config") == "reference":
+        summary = {**summary, "config": reference_config(),
+                   "records": summary["records"] or "none"}
+        cfg = load(None, {"grid.nx": 4, "grid.ny": 4})
+        for it in (0, 1):  # fields of every iteration, as a reference saves them
+            write_field(cfg, ref, it, initial_state(cfg))
+    (ref / "summary.json").write_text(json.dumps(summary))
+    assert main(TINY + ["--reference", str(ref), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    if launcher_rank() == 0:  # the one that prints
+        assert (f"mpidht_sim.validate: configuration error: --reference {ref}: "
+                f"{ref / 'summary.json'} ") in err and why in err
+        assert "Traceback" not in err
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("folder", ["table1/full", "table1/full-decimal", "table1/quarter",
