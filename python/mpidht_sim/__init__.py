@@ -3,7 +3,6 @@ mpidht as the surrogate cache of its PHREEQC chemistry. Run
 ``python -m mpidht_sim --help``."""
 
 import re
-from importlib import metadata
 from pathlib import Path
 
 
@@ -21,6 +20,10 @@ def _version() -> str:
                  for part in ("MAJOR", "MINOR", "PATCH")]
         if all(parts):
             return ".".join(m.group(1) for m in parts if m)
+    # Imported here, where needed: it takes a third of the command's
+    # imports, before the stop signal's handler is installed (cli.main).
+    from importlib import metadata
+
     try:
         return metadata.version("mpidht")
     except metadata.PackageNotFoundError:

@@ -15,11 +15,15 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, TextIO
 
 from . import __version__
-from .config import DEFAULT_CONFIG, ConfigError, Config, load
+# The configuration (NumPy, PHREEQC) is imported when used: main notes the
+# stop signal from its start, before those imports take their time.
+from .errors import ConfigError
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
     from mpi4py import MPI
+
+    from .config import Config
 
 #: Where MPI launchers put a process's rank before MPI starts (Open MPI,
 #: PMIx, MPICH's Hydra); arguments are parsed before MPI starts.
@@ -68,6 +72,8 @@ def _parse_value(text: str) -> Any:
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     """--config FILE and --set SECTION.KEY=VALUE, as every command takes them."""
+    from .config import DEFAULT_CONFIG
+
     parser.add_argument("--config", type=Path, default=None,
                         help="TOML run description (default: the SimDol2D benchmark, "
                              f"{DEFAULT_CONFIG.name}, documented in place)")
@@ -77,6 +83,8 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+    from .config import DEFAULT_CONFIG
+
     parser = Parser(
         prog="python -m mpidht_sim",
         description="Reactive transport (POET's SimDol2D calcite-dolomite benchmark) with "
@@ -132,6 +140,8 @@ def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
 
 
 def build_config(args: argparse.Namespace) -> Config:
+    from .config import load
+
     overrides = parse_overrides(args.set)
     if args.iterations is not None:
         overrides["time.iterations"] = args.iterations
@@ -213,19 +223,23 @@ def stop_on_signal(master: bool) -> Iterator[Callable[[], Optional[str]]]:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = parse_args(argv)
-    try:
-        cfg = build_config(args)  # every rank checks it, before any MPI work
-    except ConfigError as e:
-        if launcher_rank() == 0:  # every rank found it; one says so
-            print(f"mpidht_sim: configuration error: {e}", file=sys.stderr)
-        return 2
-    from mpi4py import MPI
+    # From the start, before the configuration is checked (PHREEQC computes
+    # the waters) and MPI starts: a signal that comes while the run is set
+    # up stops it after its first iteration; a worker ignores it. The rank
+    # is the launcher's, MPI's own not being known yet (without a launcher
+    # every process counts as rank 0 and takes a note; only the master of
+    # the run asks for it).
+    with stop_on_signal(launcher_rank() == 0) as stop:
+        args = parse_args(argv)
+        try:
+            cfg = build_config(args)  # every rank checks it, before any MPI work
+        except ConfigError as e:
+            if launcher_rank() == 0:  # every rank found it; one says so
+                print(f"mpidht_sim: configuration error: {e}", file=sys.stderr)
+            return 2
+        from mpi4py import MPI
 
-    comm = MPI.COMM_WORLD
-    # From here: a signal that comes while the run is set up stops it after
-    # its first iteration, on a worker it is ignored.
-    with stop_on_signal(comm.Get_rank() == 0) as stop:
+        comm = MPI.COMM_WORLD
         return ending_job_on_failure("mpidht_sim", comm,
                                      partial(_simulate, args, cfg, comm, stop))
 

@@ -167,6 +167,48 @@ def test_signal_to_the_launcher_stops_the_run(tmp_path: Path) -> None:
     assert "STOPPED after iteration" in rest
 
 
+#: The simulator with the stop signal sent to every process (as the
+#: launcher forwards it) while it checks its configuration, which runs
+#: PHREEQC: before MPI starts.
+SIGNALLED_EARLY = """
+import os
+import sys
+import mpidht_sim.cli as cli
+
+checked = cli.build_config
+
+def signalled(args):
+    os.kill(os.getpid(), cli.STOP_SIGNAL)
+    return checked(args)
+
+cli.build_config = signalled
+raise SystemExit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_signal_while_set_up_stops_after_the_first_iteration(tmp_path: Path) -> None:
+    """SIGUSR1 while the configuration is checked (before MPI starts) is
+    noted on the master and ignored on the worker: the run stops after its
+    first iteration, writing summary.json (the signal ended both
+    processes: no summary.json, exit status 138). A job of its own."""
+    env = {k: v for k, v in os.environ.items()
+           if k.startswith(("PATH", "PYTHON", "VIRTUAL_ENV", "HOME", "LD_", "MPI4PY_",
+                            "OMPI_ALLOW_RUN_AS_ROOT"))}
+    out = tmp_path / "out"
+    job = subprocess.run([*launcher(), "-n", "2", sys.executable, "-c", SIGNALLED_EARLY,
+                          "--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "50",
+                          "--quiet", "--output", str(out)],
+                         env=env, capture_output=True, text=True, timeout=120)
+    from mpi4py import MPI
+
+    openmpi = MPI.Get_library_version().startswith("Open MPI")
+    assert job.returncode in ((3,) if openmpi else (0, 3)), job.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stopped"] == {"iteration": 1, "iterations": 50,
+                                  "reason": "SIGUSR1 received"}
+    assert "STOPPED after iteration 1 of 50 (SIGUSR1 received)" in job.stdout
+
+
 def test_output_is_accepted_where_out_was() -> None:
     for module in ("mpidht_sim.validate", "mpidht_sim.column"):
         text = run(module, "--help", rank="0").stdout
