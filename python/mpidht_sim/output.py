@@ -51,6 +51,17 @@ def earlier_outputs(folder: Path) -> list[Path]:
     return sorted(p for p in named if p.is_file())
 
 
+def blocked_outputs(folder: Path) -> list[Path]:
+    """What stands in folder where a run writes a file of its own (a
+    folder named summary.json or fields_00010.npz, a FIFO): no run can
+    write there, and --overwrite removes files only. Sorted."""
+    if not folder.is_dir():
+        return []
+    named = [folder / name for name in OUTPUTS]
+    named += [p for kind in FIELD_KINDS for p in field_files(folder, kind).values()]
+    return sorted(p for p in named if p.exists() and not p.is_file())
+
+
 def check_writable(out: Path, name: str) -> None:
     """Raises ConfigError, naming the setting (name), unless out, or the
     nearest folder above it that exists (where it would be made), is a
@@ -73,13 +84,14 @@ def check_writable(out: Path, name: str) -> None:
 
 def check_folders(cfg: Config) -> None:
     """Raises ConfigError if the output folder cannot be made or written
-    in (a file on its path, no permission), if it holds an earlier run's
-    outputs and run.overwrite is not set, or if run.reference is not a
-    run's output folder (no saved fields, or one that cannot be read) or
-    is the output folder itself. Writes nothing it leaves (a folder made
-    and removed again shows that one can be made); one process calls it
-    and shares the verdict, since that process then writes there
-    (``start``)."""
+    in (a file on its path, no permission), if something other than a
+    file stands where the run writes one (``blocked_outputs``), if it
+    holds an earlier run's outputs and run.overwrite is not set, or if
+    run.reference is not a run's output folder (no saved fields, one that
+    cannot be read or is of another grid) or is the output folder itself.
+    Writes nothing it leaves (a folder made and removed again shows that
+    one can be made); one process calls it and shares the verdict, since
+    that process then writes there (``start``)."""
     out, ref = cfg.output_dir, cfg.reference
     # The run replaces the fields there (only a run's own files are
     # removed, none in a subfolder): it would be compared with itself.
@@ -87,6 +99,14 @@ def check_folders(cfg: Config) -> None:
         raise ConfigError(f"run.reference: {ref} is the output folder (run.output_dir: {out}), "
                           "whose fields this run replaces; choose another output folder")
     check_writable(out, "run.output_dir")
+    blocked = blocked_outputs(out)
+    if blocked:
+        first = blocked[0]
+        kind = "a folder" if first.is_dir() else "not a regular file"
+        more = f" (and {len(blocked) - 1} more such)" if len(blocked) > 1 else ""
+        raise ConfigError(f"run.output_dir: {first} is {kind}{more}, where the run writes a "
+                          "file of that name; remove it or choose another folder "
+                          "(--overwrite replaces files only)")
     stale = earlier_outputs(out)
     if stale and not cfg.overwrite:
         names = ", ".join(p.name for p in stale[:4]) + (", ..." if len(stale) > 4 else "")

@@ -4,6 +4,7 @@ errors against a reference run, readable progress in a log."""
 
 import io
 import json
+import os
 import re
 from functools import partial
 from pathlib import Path
@@ -45,6 +46,27 @@ def test_earlier_outputs_refused_or_replaced(tmp_path: Path) -> None:
         check_folders(load(None, {"run.output_dir": str(out / "x.txt")}))
     with pytest.raises(ConfigError, match="run.reference: .* holds no saved fields"):
         check_folders(load(None, {"run.reference": str(tmp_path)}))
+
+
+@pytest.mark.parametrize("name", ["summary.json", "maps.png", "fields_00000.npz",
+                                  "fields_00004.vtu"])
+def test_folder_where_the_run_writes_a_file_is_refused(tmp_path: Path, name: str) -> None:
+    """A folder (or a FIFO) named as a file the run writes is refused
+    before the run, --overwrite or not, naming it: it passed the check,
+    and the run failed at its end (IsADirectoryError, MPI_Abort)."""
+    out = tmp_path / "run"
+    (out / name).mkdir(parents=True)
+    for overwrite in (False, True):
+        cfg = load(None, {"run.output_dir": str(out), "run.overwrite": overwrite})
+        with pytest.raises(ConfigError, match=re.escape(
+                f"run.output_dir: {out / name} is a folder, where the run writes a file of "
+                "that name")):
+            check_folders(cfg)
+    assert (out / name).is_dir()
+    (out / name).rmdir()
+    os.mkfifo(out / name)
+    with pytest.raises(ConfigError, match=re.escape(f"{out / name} is not a regular file")):
+        check_folders(load(None, {"run.output_dir": str(out), "run.overwrite": True}))
 
 
 def test_output_folder_that_cannot_be_made(tmp_path: Path) -> None:
