@@ -479,10 +479,13 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
     lowest = min((float(f.min()) for f in finite if f.size), default=float("nan"))
     lines.append(f"smallest finite amount (a total or a mineral) in the saved fields: "
                  f"{lowest:.3g}" + (" (negative!)" if lowest < 0 else ""))
-    if sums["hits"] or sums["interpolated"]:
+    if (sums["hits"] or sums["interpolated"]) and sums["misses"]:
         lines.append(f"PHREEQC computed {sums['misses']} of {sums['cells']} cell reactions: "
-                     f"{sums['cells'] / max(sums['misses'], 1):.1f}x fewer than without the "
+                     f"{sums['cells'] / sums['misses']:.1f}x fewer than without the "
                      "surrogate")
+    elif sums["hits"] or sums["interpolated"]:  # a warm start that knew every one
+        lines.append(f"PHREEQC computed none of the {sums['cells']} cell reactions: the "
+                     "surrogate answered every one")
     if verified is not None:
         p = sums["predictions"]
         made = sum(p.values())

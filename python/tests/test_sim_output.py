@@ -255,6 +255,28 @@ def test_no_speedup_where_a_run_stopped_early(tmp_path: Path) -> None:
             "after iteration 1 of 2") in lines
 
 
+def test_warm_start_that_computes_nothing_says_so(tmp_path: Path) -> None:
+    """A warm start whose saved DHT answers every cell reaction: PHREEQC
+    computed none, said without a ratio (it printed "0 of 14 ...: 14.0x
+    fewer", dividing by 1 for 0); the first run gives its ratio."""
+    base = {"grid.nx": 4, "grid.ny": 4, "time.iterations": 1, "interp.enabled": False}
+    first = load(None, {**base, "dht.dump": True, "run.output_dir": str(tmp_path / "first")})
+    start(first)
+    lines = finish(run(first, MPI.COMM_SELF), first, {}, plots=False).lines
+    ratio = [line for line in lines if line.startswith("PHREEQC computed ")]
+    assert len(ratio) == 1 and re.fullmatch(
+        r"PHREEQC computed \d+ of 14 cell reactions: \d+\.\dx fewer than without the "
+        "surrogate", ratio[0]), ratio
+    warm = load(None, {**base, "dht.restore": str(tmp_path / "first" / "dht.mpidht"),
+                       "run.output_dir": str(tmp_path / "warm")})
+    start(warm)
+    result = run(warm, MPI.COMM_SELF)
+    assert sum(r.misses for r in result.records) == 0
+    lines = finish(result, warm, {}, plots=False).lines
+    assert [line for line in lines if line.startswith("PHREEQC computed ")] == [
+        "PHREEQC computed none of the 14 cell reactions: the surrogate answered every one"]
+
+
 def test_fields_not_finite_fail_the_run(tmp_path: Path) -> None:
     """A NaN or inf in the run's own saved fields is a failure that names
     the first variable and iteration, whatever comes after it; the outputs
