@@ -420,6 +420,10 @@ def _build(m: Mapping[str, Mapping[str, Any]], source: Path) -> Config:
         raise ConfigError(f"grid.nx * grid.ny must be at most {MAX_CELLS} cells, "
                           f"got {nx} x {ny} = {nx * ny}")
     fixed = _fixed(f.get("fixed_pressure"), nx, ny)
+    if len(fixed) >= nx * ny:
+        raise ConfigError(f"flow.fixed_pressure holds every cell of the {nx} x {ny} grid "
+                          "(grid.nx, grid.ny): no cell is left to react; the grid needs at "
+                          f"least one cell more than the {len(fixed)} held at a fixed pressure")
     database = c.get("database", "phreeqc.dat")
     if not isinstance(database, str) or not database:
         raise ConfigError(f"chemistry.database must be a database name, got {database!r}")
