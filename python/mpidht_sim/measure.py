@@ -451,6 +451,9 @@ def load_fields(folder: Path, grid: Optional[tuple[int, int]] = None) -> dict[in
             raise ValueError(f"{path} cannot be read as a run's saved fields: {why}") from None
         except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
             raise ValueError(f"{path} cannot be read as a run's saved fields: {e}") from None
+        except NotImplementedError as e:  # zipfile's, for a compression it does not read
+            raise ValueError(f"{path} cannot be read as a run's saved fields: {e} (a zip "
+                             "compression method Python's zipfile does not read)") from None
         other = [(name, shape) for name, shape in shapes.items() if shape != grid]
         if grid is not None and other:
             name, shape = other[0]

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mpidht_sim.config import load
+from mpidht_sim.config import ConfigError, load
 from mpidht_sim.measure import compare, load_fields, main, table, terms
 from mpidht_sim.validate import log_over_raw, log_verdict
 from mpidht_sim.variables import VARIABLES
@@ -411,6 +411,63 @@ def test_fields_that_cannot_be_read_are_named(tmp_path: Path,
     for name in ("text", "empty"):
         with pytest.raises(ValueError, match=r"not an \.npz archive \(no zip header\)$"):
             load_fields(tmp_path / name)
+
+
+def unsupported_compression(archive: bytes) -> bytes:
+    """archive (a zip) with every member marked as compressed by Deflate64
+    (method 9), which Python's zipfile does not read."""
+    data = bytearray(archive)
+    for signature, offset in ((b"PK\x03\x04", 8), (b"PK\x01\x02", 10)):
+        at = data.find(signature)
+        while at >= 0:
+            data[at + offset:at + offset + 2] = (9).to_bytes(2, "little")
+            at = data.find(signature, at + 4)
+    return bytes(data)
+
+
+def test_unsupported_zip_compression_is_refused_naming_the_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A saved field compressed by a method zipfile does not read: measure
+    exits with 2 naming the file (it was a NotImplementedError traceback),
+    and a reference holding it is refused before the run by the simulator
+    (it ended the job, exit status 1) and by validate."""
+    from mpidht_sim.output import check_folders
+    from mpidht_sim.validate import check_reference
+
+    cfg = load(None, {"grid.nx": 6, "grid.ny": 5, "time.iterations": 2,
+                      "run.output_dir": str(tmp_path / "out"),
+                      "run.reference": str(tmp_path / "ref")})
+    save(tmp_path / "run", {2: fields(np.random.default_rng(5), 30)})
+    whole = (tmp_path / "run" / "fields_00002.npz").read_bytes()
+    (tmp_path / "ref").mkdir()
+    path = tmp_path / "ref" / "fields_00002.npz"
+    path.write_bytes(unsupported_compression(whole))
+    why = (f"{path} cannot be read as a run's saved fields: That compression method is not "
+           "supported (a zip compression method Python's zipfile does not read)")
+    with pytest.raises(ValueError, match=re.escape(why)):
+        load_fields(tmp_path / "ref")
+    capsys.readouterr()
+    assert main([str(tmp_path / "run"), str(tmp_path / "ref")]) == 2
+    err = capsys.readouterr().err
+    assert why in err and "Traceback" not in err
+    with pytest.raises(ConfigError, match=re.escape(f"run.reference: {why}")):
+        check_folders(cfg)
+    # validate --reference: a run's summary.json, then its fields are read.
+    (tmp_path / "ref" / "fields_00001.npz").write_bytes(whole)
+    reference = load(None, {"grid.nx": 6, "grid.ny": 5, "time.iterations": 2,
+                            "dht.enabled": False, "run.save_every": 1})
+    (tmp_path / "ref" / "summary.json").write_text(json.dumps(
+        {"config": reference.to_dict(), "records": [{"chemistry_s": 1.0}] * 2,
+         "wall_s": 2.0, "stopped": None}))
+    assert check_reference(tmp_path / "ref", reference) == why
+    path.write_bytes(whole)
+    assert check_reference(tmp_path / "ref", reference) is None
+    # Fields of another grid, whatever summary.json says: refused too.
+    with np.load(path) as data:
+        np.savez(path, **{v: data[v].reshape(6, 5) for v in VARIABLES})
+    assert check_reference(tmp_path / "ref", reference) == (
+        f"{path} holds the fields of another grid: its C is 6 x 5 cells (ny x nx), where "
+        "this grid is 5 x 6")
 
 
 def test_log_verdict_counts_ties_and_never_calls_a_tie_a_win() -> None:
