@@ -55,7 +55,9 @@ that does not change the exit status.
 With --rewrite DIR the command runs nothing and needs no MPI: it writes
 DIR's validation.md and validation.png (or tradeoff.md and tradeoff.png)
 again from DIR's validation.json (or tradeoff.json), taking the runs'
-setting (grid, iterations, processes, ...) from the Markdown file there.
+setting (grid, iterations, processes, ...) from the Markdown file there;
+a JSON file without runs, or not as the command writes them, is refused
+(exit status 2) before anything is written.
 
 A run whose fields hold a NaN or inf has the worst term of all, shown as
 NaN and named at the top of the report; the command then exits with 1,
@@ -749,21 +751,30 @@ def rewrite(folder: Path) -> list[str]:
             continue
         try:
             data = json.loads(data_path.read_text())
+            if not isinstance(data, dict) or not data:
+                raise ValueError(f"{data_path} holds no runs (an object of runs by name, "
+                                 f"as the command writes it), it holds {data!r:.40}")
             found = setting_re.search(md_path.read_text())
             if found is None:
                 raise ValueError(f"{md_path} states no setting as the command writes it")
             setting = found.groups()
+            # Everything is made before anything is written: a file that
+            # cannot be read leaves the folder as it was.
             if kind == "validation":
                 variants = [Variant(r["rounding"], bool(r["log"]), int(r["aqueous"]),
                                     int(r["minerals"])) for r in data.values()]
                 rows = {v.name: data[v.name] for v in variants}
-                md_path.write_text(report(rows, variants, setting))
+                text = report(rows, variants, setting)
                 heat_maps(rows, variants, folder / "validation.png")
             else:
                 points = [Point(r["kind"], float(r["value"])) for r in data.values()]
                 rows = {p.name: data[p.name] for p in points}
-                md_path.write_text(tradeoff_report(rows, points, setting))
+                text = tradeoff_report(rows, points, setting)
                 tradeoff_figure(rows, points, folder / "tradeoff.png")
+            md_path.write_text(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{data_path} cannot be read as the command writes it: not "
+                             f"JSON: {e}") from None
         except (OSError, KeyError, TypeError, AttributeError) as e:
             raise ValueError(f"{data_path} cannot be read as the command writes it: "
                              f"{type(e).__name__}: {e}") from None

@@ -150,3 +150,24 @@ def test_rewrite_refuses_what_it_cannot_read(tmp_path: Path,
     (tmp_path / "validation.json").write_text(json.dumps(data))
     assert main(["--rewrite", str(tmp_path)]) == 2
     assert "cannot be read as the command writes it: KeyError" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content, why", [
+    ("{}", "holds no runs"), ("[]", "holds no runs"), ("5", "holds no runs"),
+    ("not json", "cannot be read as the command writes it: not JSON"),
+    ('{"a": 5}', "cannot be read as the command writes it: TypeError")])
+def test_rewrite_writes_nothing_from_what_it_cannot_read(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, why: str) -> None:
+    """--rewrite from a validation.json without runs (or not the command's)
+    is refused before anything is written: validation.md was rewritten as
+    an empty table first, then the figure failed."""
+    variants = [Variant("decimal", True, 5, 4)]
+    md = report({variants[0].name: row(1e-6, 1e-8)}, variants, SETTING)
+    (tmp_path / "validation.md").write_text(md)
+    (tmp_path / "validation.json").write_text(content)
+    assert main(["--rewrite", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"mpidht_sim.validate: --rewrite {tmp_path}: {tmp_path / 'validation.json'} " in err
+    assert why in err
+    assert (tmp_path / "validation.md").read_text() == md
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["validation.json", "validation.md"]
