@@ -190,6 +190,30 @@ def open_database(database: str) -> Any:
         raise ConfigError(f"chemistry.database: {e}") from None
 
 
+def _balance_hint(definition: WaterDefinition, state: dict[str, float],
+                  imbalance: float) -> str:
+    """What to do about a water refused for its imbalance (eq/kgw), given
+    how it was defined and the state PHREEQC computed."""
+    if definition.state is not None:
+        return ("give its exact computed state, or define it as chemistry with "
+                "charge_balance = \"pH\"")
+    target = definition.charge_balance
+    if target is None:
+        return "set charge_balance to balance it"
+    others = ", ".join(t for t in CHARGE_TARGETS if t != target)
+    if target in TOTALS and state[target] == 0:
+        # PHREEQC adjusts a total that is there; one of 0 stays 0.
+        return (f"charge_balance = \"{target}\" is set, but {target} is 0 in the solution "
+                f"and PHREEQC adjusts only a total that is present: give "
+                f"{definition.name}.solution.{target} an amount above 0 to start from, or "
+                f"balance on another of {others}")
+    return (f"charge_balance = \"{target}\" is set, and PHREEQC's iterations stopped "
+            f"{abs(imbalance):.2g} eq/kgw short of neutrality, as they do for waters this "
+            "concentrated: raise chemistry.charge_tolerance above that if so small an "
+            f"imbalance may persist, lower the solution's totals, or balance on another of "
+            f"{others}")
+
+
 def compute(definition: WaterDefinition, engine: Any, tolerance: float) -> Water:
     """The water's state, computed by PHREEQC on engine (``open_database``),
     and its imbalance; raises ConfigError naming the water if PHREEQC fails
@@ -210,9 +234,7 @@ def compute(definition: WaterDefinition, engine: Any, tolerance: float) -> Water
     if not all(math.isfinite(state[v]) for v in AQUEOUS):
         raise ConfigError(f"the {name} water: PHREEQC gave no finite state: {state}")
     if abs(imbalance) > tolerance:
-        hint = ("give its exact computed state, or define it as chemistry with "
-                "charge_balance = \"pH\"" if definition.state is not None
-                else "set charge_balance to balance it")
+        hint = _balance_hint(definition, state, imbalance)
         raise ConfigError(
             f"the {name} water is not charge balanced: imbalance {imbalance:.3g} eq/kgw, "
             f"more than chemistry.charge_tolerance = {tolerance:g} eq/kgw; pH is carried "

@@ -72,6 +72,32 @@ def test_unbalanced_solution_is_refused_and_charge_balance_fixes_it() -> None:
     assert cfg.injected["Cl"] == pytest.approx(0.002, rel=1e-4)
 
 
+@pytest.mark.parametrize("water, hint", [
+    # Balanced on pH, which PHREEQC's iterations leave 3.2e-8 eq/kgw off.
+    ({"solution": {"Cl": 5.0}, "charge_balance": "pH"},
+     'charge_balance = "pH" is set, and PHREEQC\'s iterations stopped 3.2e-08 eq/kgw short '
+     "of neutrality, as they do for waters this concentrated: raise "
+     "chemistry.charge_tolerance above that if so small an imbalance may persist, lower "
+     "the solution's totals, or balance on another of C, Ca, Cl, Mg"),
+    # Balanced on a total that is absent: PHREEQC leaves it at 0.
+    ({"solution": {"Ca": 0.001}, "charge_balance": "Cl"},
+     'charge_balance = "Cl" is set, but Cl is 0 in the solution and PHREEQC adjusts only '
+     "a total that is present: give initial.solution.Cl an amount above 0 to start from, "
+     "or balance on another of pH, C, Ca, Mg"),
+    ({"solution": {"Ca": 0.001, "Cl": 0.001}},
+     "set charge_balance to balance it"),
+])
+def test_hint_fits_how_the_water_was_balanced(water: dict[str, Any], hint: str) -> None:
+    """A water refused for its imbalance is told what fits how it was
+    defined: one already balanced on pH was told to "set charge_balance to
+    balance it"."""
+    with pytest.raises(ConfigError) as e:
+        load(None, {f"initial.{key}": value for key, value in water.items()})
+    message = str(e.value)
+    assert message.startswith("the initial water is not charge balanced: imbalance ")
+    assert message.endswith(f"({hint})")
+
+
 @pytest.mark.parametrize("overrides, message", [
     ({"initial.state": {"C": 1e-4}}, "initial.state needs every variable: Ca, Cl, Mg, pH, pe"),
     ({"initial.solution": {"Fe": 1e-4}}, "initial.solution: unknown variable 'Fe'"),
