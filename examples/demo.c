@@ -53,7 +53,17 @@ static bool whole_number(const char *s, unsigned long min, unsigned long max,
     return true;
 }
 
-/* Returns 0 on success, 1 on a usage error, 2 for --help. */
+/* Says what is wrong with an argument (on rank 0) and returns 1. */
+static int refuse(const char *what, const char *arg)
+{
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        fprintf(stderr, "mpidht_demo: %s '%s'\n", what, arg);
+    return 1;
+}
+
+/* Returns 0 on success, 1 on a usage error (said on stderr), 2 for --help. */
 static int parse(int argc, char **argv, options_t *o)
 {
     o->protocol = MPIDHT_PROTOCOL_LOCKFREE;
@@ -63,8 +73,11 @@ static int parse(int argc, char **argv, options_t *o)
         const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
             return 2;
+        if (strcmp(arg, "--protocol") != 0 && strcmp(arg, "--keys") != 0 &&
+            strcmp(arg, "--memory") != 0)
+            return refuse("unknown option", arg);
         if (!next)
-            return 1;
+            return refuse("no value after", arg);
         ++i;
         if (strcmp(arg, "--protocol") == 0) {
             if (strcmp(next, "coarse") == 0)
@@ -74,15 +87,12 @@ static int parse(int argc, char **argv, options_t *o)
             else if (strcmp(next, "lockfree") == 0)
                 o->protocol = MPIDHT_PROTOCOL_LOCKFREE;
             else
-                return 1;
+                return refuse("--protocol takes coarse, fine or lockfree, not", next);
         } else if (strcmp(arg, "--keys") == 0) {
             if (!whole_number(next, 1, MAX_KEYS, &o->keys))
-                return 1;
-        } else if (strcmp(arg, "--memory") == 0) {
-            if (!whole_number(next, 0, ULONG_MAX, &o->memory))
-                return 1;
-        } else {
-            return 1;
+                return refuse("--keys takes a whole number from 1 to 100000000, not", next);
+        } else if (!whole_number(next, 0, ULONG_MAX, &o->memory)) {
+            return refuse("--memory takes a whole number of bytes, not", next);
         }
     }
     return 0;

@@ -81,6 +81,15 @@
 #ifndef MPIDHT_H
 #define MPIDHT_H
 
+/* C++ callers get MPI's C interface only: Open MPI's and MPICH's mpi.h
+ * would otherwise declare their C++ bindings, which need a library of
+ * their own to link (MPI::MPI_CXX). */
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -178,7 +187,10 @@ extern "C" {
       "number of seconds, 0 or more (unset, empty or 0: off), the same on "    \
       "every process")                                                         \
     X(MPIDHT_ERR_ACCESS_SETTING, 37, "MPIDHT_SHARED_ACCESS must be direct or " \
-      "mpi (unset or empty: direct)")
+      "mpi (unset or empty: direct)")                                          \
+    X(MPIDHT_ERR_MPI_LIBRARY, 38, "the program runs with another MPI "         \
+      "library than the one mpidht was compiled with (Open MPI and MPICH do "  \
+      "not mix in one program)")
 
 typedef enum mpidht_status {
 #define MPIDHT_STATUS_ENUM_(name, number, message) name = number,
@@ -364,7 +376,15 @@ typedef struct mpidht mpidht_t;
  *   The table sets one
  *   attribute of its own key on MPI_COMM_SELF (mpidht_free removes it),
  *   by which MPI_Finalize tells it that MPI is gone: a call after that
- *   returns MPIDHT_ERR_MPI_NOT_INITIALIZED without calling MPI. */
+ *   returns MPIDHT_ERR_MPI_NOT_INITIALIZED without calling MPI.
+ *   Before any MPI call that takes a handle, create compares the family
+ *   of the MPI library the program runs with (MPI_Get_library_version:
+ *   Open MPI, or MPICH and the libraries built on it) with that of the
+ *   mpi.h the library was compiled with, and where they differ returns
+ *   MPIDHT_ERR_MPI_LIBRARY on every process, naming both in the error
+ *   detail: their handles differ, and the first call that took one
+ *   crashed (a program built with Open MPI's compiler wrapper against an
+ *   mpidht built with MPICH's). */
 mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
                               mpidht_t **table);
 
@@ -674,7 +694,10 @@ typedef struct mpidht_restore_report {
     uint64_t evicted;   /* entries lost for want of room (see mpidht_restore) */
 } mpidht_restore_report_t;
 
-#define MPIDHT_RESTORE_REPORT_INIT {.struct_size = sizeof(mpidht_restore_report_t)}
+/* Every field given, in order: the same initializer in C and C++ (before
+ * C++20 C++ has no designated initializers), and no warning of missing
+ * ones. The same for the other _INIT macros. */
+#define MPIDHT_RESTORE_REPORT_INIT {sizeof(mpidht_restore_report_t), 0, 0, 0, 0}
 
 /* COLLECTIVE. Loads a file written by mpidht_dump into the table. Every
  * record is placed through the normal addressing, so the file may come
@@ -783,7 +806,8 @@ typedef struct mpidht_stats {
 #undef MPIDHT_STATS_FIELD_
 } mpidht_stats_t;
 
-#define MPIDHT_STATS_INIT {.struct_size = sizeof(mpidht_stats_t)}
+#define MPIDHT_STATS_ZERO_(name, description) , 0
+#define MPIDHT_STATS_INIT {sizeof(mpidht_stats_t) MPIDHT_STATS_LIST(MPIDHT_STATS_ZERO_)}
 
 #define MPIDHT_STATS_FIELD_COUNT_(name, description) +1
 enum { MPIDHT_STATS_COUNT = 0 MPIDHT_STATS_LIST(MPIDHT_STATS_FIELD_COUNT_) };
@@ -834,7 +858,9 @@ typedef struct mpidht_info {
     int direct;
 } mpidht_info_t;
 
-#define MPIDHT_INFO_INIT {.struct_size = sizeof(mpidht_info_t)}
+#define MPIDHT_INFO_INIT                                                       \
+    {sizeof(mpidht_info_t), 0, 0, 0, 0, 0, 0, 0, 0, (mpidht_protocol_t)0,     \
+     (mpidht_window_kind_t)0, (mpidht_eviction_t)0, 0.0, 0}
 
 /* Describes the table. Local. */
 mpidht_status_t mpidht_get_info(const mpidht_t *table, mpidht_info_t *info);

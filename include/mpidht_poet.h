@@ -17,10 +17,9 @@
 #ifndef MPIDHT_POET_H
 #define MPIDHT_POET_H
 
-#include <mpi.h>
 #include <stdint.h>
 
-#include "mpidht.h"
+#include "mpidht.h" /* and mpi.h, as mpidht.h includes it */
 
 #ifdef __cplusplus
 extern "C" {

@@ -21,8 +21,12 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
+if (($# == 1)) && [[ $1 == -h || $1 == --help ]]; then
+  script_help
+  exit 0
+fi
 if (($# != 2)); then
-  echo "usage: build-docs.sh PYTHON OUT" >&2
+  echo "usage: build-docs.sh PYTHON OUT (--help says more)" >&2
   exit 2
 fi
 python=$1 out=$2

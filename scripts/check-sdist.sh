@@ -17,8 +17,8 @@ if (($# == 1)) && [[ $1 == -h || $1 == --help ]]; then
 fi
 (($# == 2)) || { echo "usage: check-sdist.sh VENV OUTDIR (--help says more)" >&2; exit 2; }
 venv=$1 out=$2
-python=$venv/bin/python
-[[ -x $python ]] || { echo "check-sdist.sh: VENV '$venv' has no bin/python" >&2; exit 2; }
+[[ -x $venv/bin/python ]] || { echo "check-sdist.sh: VENV '$venv' has no bin/python" >&2; exit 2; }
+python=$(cd "$venv" && pwd)/bin/python  # absolute: the script works in OUTDIR
 rm -rf -- "$out"
 mkdir -p -- "$out"
 out=$(cd "$out" && pwd)

@@ -9,6 +9,7 @@
 #   install-deps.sh main        what the main job uses: compilers, CMake,
 #                               Open MPI, xxHash, Python's venv
 #   install-deps.sh --list P    prints profile P's packages, installs nothing
+#   install-deps.sh --help      this text
 set -euo pipefail
 
 main=(
@@ -27,6 +28,10 @@ all=(
   iproute2
 )
 
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+  sed -n '2,/^[^#]/{/^#/{s/^# \{0,1\}//;p}}' "$0"  # the comment above
+  exit 0
+fi
 list=false
 if [[ ${1:-} == --list ]]; then list=true; shift; fi
 case ${1:-all} in

@@ -428,6 +428,55 @@ static void unwatch_finalize(mpidht_t *t)
 
 /* Hands the error detail to the caller's buffer, if params has one: the
  * status's message where a failure (st) left no detail. */
+/* The family of an MPI library ("Open MPI", or "MPICH" for MPICH and the
+ * libraries built on it) by the markers of its version string; NULL for
+ * any other. */
+static const char *mpi_family(const char *version)
+{
+    if (strstr(version, "Open MPI"))
+        return "Open MPI";
+    if (strstr(version, "MPICH") || strstr(version, "MVAPICH") || strstr(version, "Intel(R) MPI"))
+        return "MPICH";
+    return NULL;
+}
+
+/* The family of the mpi.h this library was compiled with. */
+#if defined(OMPI_MAJOR_VERSION)
+#define BUILT_MPI_FAMILY "Open MPI"
+#elif defined(MPICH_VERSION)
+#define BUILT_MPI_FAMILY "MPICH"
+#else
+#define BUILT_MPI_FAMILY NULL
+#endif
+
+/* MPIDHT_ERR_MPI_LIBRARY, with a detail, where the MPI library the
+ * program runs with is of the other family than the mpi.h this library
+ * was compiled with: their handles differ (an int in MPICH's ABI, a
+ * pointer in Open MPI's), and the first call that took one crashed (a
+ * program built with Open MPI's wrapper against an mpidht built with
+ * MPICH). Asks MPI_Get_library_version alone, which takes no handle. */
+static mpidht_status_t check_mpi_library(char *detail, size_t size)
+{
+    /* Room for the other family's string: MPICH's may take 8192 bytes,
+     * 32 times MPI_MAX_LIBRARY_VERSION_STRING in Open MPI's mpi.h. */
+    enum { ANY_VERSION_STRING = 16384 };
+    _Static_assert(MPI_MAX_LIBRARY_VERSION_STRING <= ANY_VERSION_STRING, "room");
+    char version[ANY_VERSION_STRING] = "";
+    int length = 0;
+    if (MPI_Get_library_version(version, &length) != MPI_SUCCESS)
+        return MPIDHT_ERR_MPI;
+    const char *running = mpi_family(version), *built = BUILT_MPI_FAMILY;
+    if (!running || !built || strcmp(running, built) == 0)
+        return MPIDHT_OK;
+    version[strcspn(version, ",\n")] = '\0';
+    snprintf(detail, size,
+             "mpidht was compiled with %s's mpi.h, and the program runs with %s (\"%s\"): "
+             "build the program with the MPI mpidht was built with (its compiler wrapper, "
+             "or FindMPI with that wrapper), or mpidht with the program's",
+             built, running, version);
+    return MPIDHT_ERR_MPI_LIBRARY;
+}
+
 static void give_detail(const mpidht_params_t *params, const char *detail, mpidht_status_t st)
 {
     if (params && params->struct_size == sizeof *params && params->error_detail &&
@@ -447,6 +496,12 @@ mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
     MPI_Finalized(&finalized);
     if (!initialized || finalized)
         return MPIDHT_ERR_MPI_NOT_INITIALIZED;
+    char mismatch[MPIDHT_DETAIL_SIZE];
+    mpidht_status_t library = check_mpi_library(mismatch, sizeof mismatch);
+    if (library != MPIDHT_OK) {
+        give_detail(params, library == MPIDHT_ERR_MPI_LIBRARY ? mismatch : "", library);
+        return library;
+    }
     if (comm == MPI_COMM_NULL)
         return MPIDHT_ERR_INVALID_COMM;
     if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)

@@ -1203,7 +1203,13 @@ static PyObject *core_mpi_library_version(PyObject *module, PyObject *unused)
 {
     (void)module;
     (void)unused;
-    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    /* Room for any MPI's string: the call may reach another MPI than the
+     * mpi.h this was compiled with (mpi4py's, the mismatch this helps to
+     * find), and MPICH's takes up to 8192 bytes, Open MPI's mpi.h
+     * allowing 256. */
+    enum { ANY_VERSION_STRING = 16384 };
+    _Static_assert(MPI_MAX_LIBRARY_VERSION_STRING <= ANY_VERSION_STRING, "room");
+    char version[ANY_VERSION_STRING];
     int len = 0;
     if (MPI_Get_library_version(version, &len) != MPI_SUCCESS)
         return raise_status(MPIDHT_ERR_MPI);

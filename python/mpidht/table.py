@@ -78,6 +78,7 @@ class Status(enum.IntEnum):
     ERR_COLLECTIVE_CHECK = 35
     ERR_DEBUG_SETTING = 36
     ERR_ACCESS_SETTING = 37
+    ERR_MPI_LIBRARY = 38
 
 
 class Error(RuntimeError):

@@ -28,15 +28,54 @@ check_version mpidhtConfigVersion.cmake "$(sed -n -E 's/^set\(PACKAGE_VERSION "(
   "$libdir/cmake/mpidht/mpidhtConfigVersion.cmake")"
 test -f "$libdir/libmpidht.so.$version" || { echo "no libmpidht.so.$version"; exit 1; }
 
-cmake -S "$source/examples" -B "$prefix/examples" -DCMAKE_PREFIX_PATH="$prefix/usr" \
-      -DMPI_C_COMPILER="$mpicc" > /dev/null
+# The examples name no MPI: find_package(mpidht) starts FindMPI from the
+# compiler wrapper mpidht was built with (with MPICH's, FindMPI alone found
+# Open MPI's here, and the program crashed in mpidht_create).
+cmake -S "$source/examples" -B "$prefix/examples" -DCMAKE_PREFIX_PATH="$prefix/usr" > /dev/null
 cmake --build "$prefix/examples" > /dev/null
+[[ $(sed -n 's/^MPI_C_COMPILER:[A-Z]*=//p' "$prefix/examples/CMakeCache.txt") == "$(command -v "$mpicc")" ]] ||
+  { echo "the examples found another MPI than $mpicc"; exit 1; }
+
+# A project that found the other MPI first gets a clear refusal, not a
+# program that mixes the two.
+case $mpicc in
+  *mpich*) other=mpicc.openmpi ;;
+  *) other=mpicc.mpich ;;
+esac
+if command -v "$other" > /dev/null; then
+  mkdir -p "$prefix/mixed"
+  printf '%s\n' 'cmake_minimum_required(VERSION 3.18)' 'project(mixed LANGUAGES C)' \
+    'find_package(MPI REQUIRED COMPONENTS C)' 'find_package(mpidht REQUIRED)' \
+    > "$prefix/mixed/CMakeLists.txt"
+  if cmake -S "$prefix/mixed" -B "$prefix/mixed/build" -DCMAKE_PREFIX_PATH="$prefix/usr" \
+       -DMPI_C_COMPILER="$(command -v "$other")" > "$prefix/mixed.log" 2>&1; then
+    echo "find_package(mpidht) took the MPI of $other"; exit 1
+  fi
+  tr -s ' \n' ' ' < "$prefix/mixed.log" | grep -q "does not mix with it" ||
+    { cat "$prefix/mixed.log"; exit 1; }
+fi
+# A C++ project: find_package(mpidht) says to enable C rather than failing
+# inside FindMPI.
+mkdir -p "$prefix/cxx"
+printf '%s\n' 'cmake_minimum_required(VERSION 3.18)' 'project(cxx LANGUAGES CXX)' \
+  'find_package(mpidht REQUIRED)' > "$prefix/cxx/CMakeLists.txt"
+if cmake -S "$prefix/cxx" -B "$prefix/cxx/build" -DCMAKE_PREFIX_PATH="$prefix/usr" \
+     > "$prefix/cxx.log" 2>&1; then
+  echo "find_package(mpidht) in a project without C succeeded"; exit 1
+fi
+tr -s ' \n' ' ' < "$prefix/cxx.log" | grep -q "call enable_language(C)" ||
+  { cat "$prefix/cxx.log"; exit 1; }
 # No LD_LIBRARY_PATH where the program has a run path: it must find
 # everything from there.
 "$mpiexec" "$@" -n 2 "$prefix/examples/mpidht_demo" --keys 500
 "$mpiexec" "$@" -n 2 "$prefix/examples/mpidht_demo_static" --keys 500 --protocol fine
 
 PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --exists mpidht
+# Its directories are where the files are, and it names the wrapper.
+pc() { PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config "$@" mpidht; }
+[[ $(realpath "$(pc --variable=libdir)") == "$(realpath "$libdir")" ]] || { echo "pkg-config's libdir is not $libdir"; exit 1; }
+test -f "$(pc --variable=includedir)/mpidht.h" || { echo "no mpidht.h in pkg-config's includedir"; exit 1; }
+[[ $(pc --variable=mpicc) == "$(command -v "$mpicc")" ]] || { echo "pkg-config names another wrapper than $mpicc"; exit 1; }
 # shellcheck disable=SC2046  # pkg-config output is a list of flags
 "$mpicc" -o "$prefix/demo_pkgconfig" "$source/examples/demo.c" \
     $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs mpidht)
