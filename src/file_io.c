@@ -86,20 +86,16 @@ mpidht_status_t mpidht_file_write_at(const mpidht_t *t, MPI_File fh, const char 
 /* The longest last part of a path (a file name) a file system takes. */
 #define FILE_NAME_MAX 255
 
-/* The limits on the name MPI-IO opens on comm (mpidht_file_check_name),
- * in bytes without the NUL: of the whole name, and of its last part;
- * SIZE_MAX where no limit is known. */
-static void name_limits(MPI_Comm comm, size_t *whole, size_t *last)
+/* The limits on the name MPI-IO opens on t's communicator
+ * (mpidht_file_check_name), in bytes without the NUL: of the whole name,
+ * and of its last part; SIZE_MAX where no limit is known. */
+static void name_limits(const mpidht_t *t, size_t *whole, size_t *last)
 {
-    char version[MPI_MAX_LIBRARY_VERSION_STRING];
-    int length = 0, size = 1;
     *whole = *last = SIZE_MAX;
-    if (MPI_Get_library_version(version, &length) != MPI_SUCCESS ||
-        strncmp(version, "Open MPI", strlen("Open MPI")) != 0 ||
-        MPI_Comm_size(comm, &size) != MPI_SUCCESS)
+    if (!t->mpi_family || strcmp(t->mpi_family, "Open MPI") != 0)
         return;
     size_t digits = 1; /* of the highest rank */
-    for (int r = size - 1; r >= 10; r /= 10)
+    for (int r = t->comm_size - 1; r >= 10; r /= 10)
         ++digits;
     *whole = 256 - 1 - (sizeof ".locktest." - 1) - digits;
     *last = FILE_NAME_MAX - OPEN_MPI_NAME_ROOM;
@@ -109,7 +105,7 @@ mpidht_status_t mpidht_file_check_name(const mpidht_t *t, const char *doing,
                                        const char *path, const char *opened)
 {
     size_t whole, last, length = strlen(opened);
-    name_limits(t->comm, &whole, &last);
+    name_limits(t, &whole, &last);
     const char *slash = strrchr(opened, '/');
     size_t name = length - (slash ? (size_t)(slash - opened) + 1 : 0);
     if (length > whole) {

@@ -454,8 +454,9 @@ static const char *mpi_family(const char *version)
  * was compiled with: their handles differ (an int in MPICH's ABI, a
  * pointer in Open MPI's), and the first call that took one crashed (a
  * program built with Open MPI's wrapper against an mpidht built with
- * MPICH). Asks MPI_Get_library_version alone, which takes no handle. */
-static mpidht_status_t check_mpi_library(char *detail, size_t size)
+ * MPICH). Asks MPI_Get_library_version alone, which takes no handle;
+ * *family receives the running library's (mpi_family). */
+static mpidht_status_t check_mpi_library(char *detail, size_t size, const char **family)
 {
     /* Room for the other family's string: MPICH's may take 8192 bytes,
      * 32 times MPI_MAX_LIBRARY_VERSION_STRING in Open MPI's mpi.h. */
@@ -465,7 +466,7 @@ static mpidht_status_t check_mpi_library(char *detail, size_t size)
     int length = 0;
     if (MPI_Get_library_version(version, &length) != MPI_SUCCESS)
         return MPIDHT_ERR_MPI;
-    const char *running = mpi_family(version), *built = BUILT_MPI_FAMILY;
+    const char *running = *family = mpi_family(version), *built = BUILT_MPI_FAMILY;
     if (!running || !built || strcmp(running, built) == 0)
         return MPIDHT_OK;
     version[strcspn(version, ",\n")] = '\0';
@@ -497,7 +498,8 @@ mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
     if (!initialized || finalized)
         return MPIDHT_ERR_MPI_NOT_INITIALIZED;
     char mismatch[MPIDHT_DETAIL_SIZE];
-    mpidht_status_t library = check_mpi_library(mismatch, sizeof mismatch);
+    const char *family = NULL;
+    mpidht_status_t library = check_mpi_library(mismatch, sizeof mismatch, &family);
     if (library != MPIDHT_OK) {
         give_detail(params, library == MPIDHT_ERR_MPI_LIBRARY ? mismatch : "", library);
         return library;
@@ -518,6 +520,7 @@ mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
                  getenv(MPIDHT_DEBUG_ENV));
     mpidht_t t = {.comm = MPI_COMM_NULL,
                   .win = MPI_WIN_NULL,
+                  .mpi_family = family,
                   .finalize_keyval = MPI_KEYVAL_INVALID,
                   .diag = &diag};
     mpidht_status_t st = mpidht_dup_checked(comm, &diag, setting, &t.comm);

@@ -106,6 +106,9 @@ struct mpidht {
     int finalize_keyval;
     bool mpi_finalized;
 
+    const char *mpi_family;    /* "Open MPI", "MPICH" or NULL: the MPI
+                                * library this process runs with, as
+                                * create read it (mpidht_create) */
     double clock_base;         /* rank 0's real-time clock at creation, in
                                 * seconds: recency time 0 (mpidht_now_ms) */
     uint64_t random;           /* xorshift state: jitter, refresh sampling */
