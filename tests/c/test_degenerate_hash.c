@@ -7,14 +7,6 @@
  */
 #include "test_util.h"
 
-static uint64_t constant_hash(const void *key, size_t key_size, void *user_data)
-{
-    (void)key;
-    (void)key_size;
-    (void)user_data;
-    return UINT64_C(0xdeadbeef);
-}
-
 enum { KEYS = 64 };
 
 int main(int argc, char **argv)
@@ -23,7 +15,7 @@ int main(int argc, char **argv)
     int rank = test_rank(), size = test_size();
     for (int p = 0; p < TEST_PROTOCOL_COUNT; ++p) {
         mpidht_params_t params = test_params(test_protocols[p], 16, 16, 16 * 1024);
-        params.hash = constant_hash;
+        params.hash = test_hash_constant;
         mpidht_t *table = NULL;
         CHECK_OK(mpidht_create(MPI_COMM_WORLD, &params, &table));
         unsigned char key[16], value[16], out[16];

@@ -12,14 +12,6 @@
 
 #include "test_util.h"
 
-static uint64_t constant_hash(const void *key, size_t key_size, void *user_data)
-{
-    (void)key;
-    (void)key_size;
-    (void)user_data;
-    return 42;
-}
-
 static void single_bucket(mpidht_protocol_t protocol)
 {
     mpidht_params_t p = test_params(protocol, 16, 16, 0);
@@ -31,7 +23,7 @@ static void single_bucket(mpidht_protocol_t protocol)
     CHECK_OK(mpidht_get_info(table, &info));
     CHECK_OK(mpidht_free(&table));
     p.memory_per_process = info.bucket_size;
-    p.hash = constant_hash;
+    p.hash = test_hash_constant;
     CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
     CHECK_OK(mpidht_get_info(table, &info));
     CHECK(info.local_buckets == 1);
@@ -127,7 +119,7 @@ static mpidht_t *six_slots(mpidht_protocol_t protocol)
     CHECK_OK(mpidht_free(&table));
     p.memory_per_process = 6 * info.bucket_size;
     p.candidates = 6;
-    p.hash = constant_hash;
+    p.hash = test_hash_constant;
     p.eviction = MPIDHT_EVICT_RECENCY;
     CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
     return table;

@@ -50,14 +50,6 @@ static void make_value(uint64_t *v, size_t words, uint64_t key_id, uint64_t seq)
         v[i] = word(key_id, seq, i);
 }
 
-static uint64_t constant_hash(const void *key, size_t key_size, void *user_data)
-{
-    (void)key;
-    (void)key_size;
-    (void)user_data;
-    return UINT64_C(0x5eed);
-}
-
 /* v is a whole value written for key id. */
 static void check_whole(const uint64_t *v, size_t words, uint64_t id)
 {
@@ -90,7 +82,7 @@ int main(int argc, char **argv)
         memory *= 2;
     mpidht_params_t p = test_params(protocol, KEY_SIZE, value_size, memory);
     if (shared) {
-        p.hash = constant_hash;
+        p.hash = test_hash_constant;
         p.candidates = CANDIDATES;
     }
     mpidht_t *table = NULL;

@@ -41,20 +41,12 @@ int MPI_Allreduce(const void *send, void *recv, int count, MPI_Datatype type, MP
     return rc;
 }
 
-static uint64_t same_candidates(const void *key, size_t key_size, void *user_data)
-{
-    (void)key;
-    (void)key_size;
-    (void)user_data;
-    return 5;
-}
-
 static void turns(mpidht_protocol_t protocol)
 {
     TEST_CONTEXT("%s: keys written in turns by ranks 0 and 1",
                  mpidht_protocol_name(protocol));
     mpidht_params_t p = test_params(protocol, KEY, VALUE, 0);
-    p.hash = same_candidates;
+    p.hash = test_hash_constant;
     p.candidates = CANDIDATES;
     size_t bucket;
     CHECK_OK(mpidht_bucket_size(&p, &bucket));

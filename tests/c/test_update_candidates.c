@@ -22,14 +22,6 @@ typedef struct {
     uint64_t payload[PAYLOAD]; /* each word count * (i + 1) + i */
 } counter_t;
 
-static uint64_t constant_hash(const void *key, size_t key_size, void *user_data)
-{
-    (void)key;
-    (void)key_size;
-    (void)user_data;
-    return UINT64_C(0x5eed);
-}
-
 static bool consistent(const counter_t *c)
 {
     for (uint64_t i = 0; i < PAYLOAD; ++i)
@@ -61,7 +53,7 @@ int main(int argc, char **argv)
     uint64_t rounds = test_scaled(argc >= 3 ? strtoull(argv[2], NULL, 10) : 50, 5);
     int rank = test_rank(), size = test_size();
     mpidht_params_t p = test_params(protocol, KEY_SIZE, sizeof(counter_t), 256 * 1024);
-    p.hash = constant_hash;
+    p.hash = test_hash_constant;
     p.candidates = CANDIDATES;
     mpidht_t *table = NULL;
     CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
