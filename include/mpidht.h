@@ -69,7 +69,8 @@
  * were all taken at one instant; the word is left alone otherwise); only ever changed and read by processor atomics. recency: the
  * time (ms since rank 0's clock at mpidht_create, on the system's
  * real-time clock: one clock for the processes of a node, and across
- * nodes as close as their clocks are kept) the entry was last written or, now and
+ * nodes as close as their clocks are kept; a step of the system's clock
+ * moves the stamps made after it) the entry was last written or, now and
  * then, read; only ever changed by MPI_Accumulate with MPI_MAX and read by
  * MPI_Fetch_and_op with MPI_NO_OP. lock: readers in its low bits (fine
  * protocol only), MPIDHT_FINE_EXCLUSIVE added while a writer holds or
@@ -272,9 +273,11 @@ typedef enum mpidht_eviction {
     /* When every candidate of a key holds another key, overwrite the one
      * whose entry was written or read longest ago (reads refresh an
      * entry's time now and then, about one read in eight), in
-     * milliseconds, whichever process wrote it: every process stamps
-     * entries by one clock (the recency word, above), however far apart
-     * they returned from create (tests/c/test_recency_across.c). */
+     * milliseconds, whichever process of a node wrote it: every process
+     * stamps entries by one clock (the recency word, above), however far
+     * apart they returned from create (tests/c/test_recency_across.c, 2
+     * and 4 processes of one node); across nodes the stamps are as far
+     * apart as the nodes' clocks. */
     MPIDHT_EVICT_RECENCY = 0,
     /* Always overwrite the last candidate, as the paper's table did. */
     MPIDHT_EVICT_LAST = 1
@@ -379,8 +382,9 @@ typedef struct mpidht mpidht_t;
  *   returns MPIDHT_ERR_MPI_NOT_INITIALIZED without calling MPI.
  *   Before any MPI call that takes a handle, create compares the family
  *   of the MPI library the program runs with (MPI_Get_library_version:
- *   Open MPI, or MPICH and the libraries built on it) with that of the
- *   mpi.h the library was compiled with, and where they differ returns
+ *   "Open MPI" in it, or "MPICH", "MVAPICH" or "Intel(R) MPI") with that
+ *   of the mpi.h the library was compiled with (Open MPI's or MPICH's),
+ *   and where both are known and differ returns
  *   MPIDHT_ERR_MPI_LIBRARY on every process, naming both in the error
  *   detail: their handles differ, and the first call that took one
  *   crashed (a program built with Open MPI's compiler wrapper against an
@@ -674,9 +678,10 @@ mpidht_status_t mpidht_local_next(mpidht_t *table, uint64_t *cursor,
  *   prefix ("ufs:", MPICH) is not supported: the rename takes the name
  *   as given (MPIDHT_ERR_FILE_IO); what is at the names without the
  *   prefix, which MPICH's MPI-IO writes and deletes, is checked as
- *   above too (tested with a FIFO and a link there). Where a write
- *   fails (a full file system), the error detail of the process whose
- *   write failed names the file, the byte and the reason. The
+ *   above too (tested with a FIFO and a link at the partial file's
+ *   name). Where a write fails (a full file system; tested with a file
+ *   size limit), the error detail of the process whose write failed
+ *   names the file, the byte and the reason. The
  *   table and its statistics are not changed. Each entry is read as
  *   mpidht_local_next reads it.
  * Returns: the same status on every process: MPIDHT_OK;
