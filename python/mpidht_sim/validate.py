@@ -758,8 +758,9 @@ def rewrite(folder: Path) -> list[str]:
             if found is None:
                 raise ValueError(f"{md_path} states no setting as the command writes it")
             setting = found.groups()
-            # Everything is made before anything is written: a file that
-            # cannot be read leaves the folder as it was.
+            # The report is made and the figure written before the
+            # Markdown file is replaced: a JSON file that cannot be read
+            # leaves validation.md (tradeoff.md) as it was.
             if kind == "validation":
                 variants = [Variant(r["rounding"], bool(r["log"]), int(r["aqueous"]),
                                     int(r["minerals"])) for r in data.values()]
