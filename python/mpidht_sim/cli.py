@@ -114,6 +114,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an earlier run's outputs in the output folder "
                              "(run.overwrite); without it such a folder is refused")
+    parser.add_argument("--no-plots", action="store_true",
+                        help="draw no maps.png or iterations.png (run.plots = false); "
+                             "everything else is written as before")
     parser.add_argument("--reference", type=Path, metavar="RUN_DIR",
                         help="compare the saved fields with those of a reference run, e.g. "
                              "one made with --no-dht (run.reference); the errors go to "
@@ -155,6 +158,8 @@ def build_config(args: argparse.Namespace) -> Config:
         overrides["dht.dump"] = True
     if args.overwrite:
         overrides["run.overwrite"] = True
+    if args.no_plots:
+        overrides["run.plots"] = False
     if args.reference is not None:
         overrides["run.reference"] = str(args.reference)
     if args.stop_after is not None:
@@ -333,7 +338,7 @@ def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm",
     close()
     failure, stopped = None, None
     if rank == 0:
-        done = finish(result, cfg, job(cfg, comm.Get_size()))
+        done = finish(result, cfg, job(cfg, comm.Get_size()), plots=cfg.plots)
         stopped = result.stopped
         for line in done.lines:
             print(line)

@@ -129,6 +129,8 @@ class Config:
     output_dir: Path
     save_every: int
     overwrite: bool = False
+    #: Whether the run draws maps.png and iterations.png (matplotlib).
+    plots: bool = True
     reference: Optional[Path] = None  # a reference run's output folder
     #: The bounds a run with a reference is held to: its worst cell and its
     #: worst RMS term, each over its variable's maximum (measure).
@@ -407,8 +409,8 @@ def _build(m: Mapping[str, Mapping[str, Any]], source: Path) -> Config:
     _known(f, "flow", ("viscosity", "fixed_pressure"))
     _known(t, "time", ("iterations", "time_step"))
     _known(c, "chemistry", ("database", "calcite_parm", "dolomite_parm", "charge_tolerance"))
-    _known(r, "run", ("package_size", "output_dir", "save_every", "overwrite", "reference",
-                      "cell_bound", "rms_bound", "stop_after"))
+    _known(r, "run", ("package_size", "output_dir", "save_every", "overwrite", "plots",
+                      "reference", "cell_bound", "rms_bound", "stop_after"))
     _known(m["initial"], "initial", _WATER_KEYS + MINERALS)
     _known(m["injected"], "injected", _WATER_KEYS)
     # Any shape, a 1 x n column included: only the cells are bounded.
@@ -458,6 +460,7 @@ def _build(m: Mapping[str, Mapping[str, Any]], source: Path) -> Config:
         output_dir=_required_path(r, "run", "output_dir"),
         save_every=int(_number(r, "run", "save_every", integer=True, minimum=1)),
         overwrite=_flag(r, "run", "overwrite"),
+        plots=_flag(r, "run", "plots"),
         reference=_path(r, "run", "reference"),
         cell_bound=float(_number(r, "run", "cell_bound", CELL_BOUND, positive=True)),
         rms_bound=float(_number(r, "run", "rms_bound", RMS_BOUND, positive=True)),

@@ -197,7 +197,7 @@ def test_signal_while_set_up_stops_after_the_first_iteration(tmp_path: Path) -> 
     out = tmp_path / "out"
     job = subprocess.run([*launcher(), "-n", "2", sys.executable, "-c", SIGNALLED_EARLY,
                           "--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "50",
-                          "--quiet", "--output", str(out)],
+                          "--quiet", "--no-plots", "--output", str(out)],
                          env=env, capture_output=True, text=True, timeout=120)
     from mpi4py import MPI
 
@@ -240,7 +240,8 @@ def test_damaged_warm_start_ends_every_process_cleanly(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items()
            if k.startswith(("PATH", "PYTHON", "VIRTUAL_ENV", "HOME", "LD_", "MPI4PY_",
                             "OMPI_ALLOW_RUN_AS_ROOT"))}
-    tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "2", "--quiet"]
+    tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "2", "--quiet",
+            "--no-plots"]
 
     def job(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*launcher(), "-n", "2", sys.executable, "-m", "mpidht_sim",

@@ -57,6 +57,7 @@ def test_overrides_and_relative_cells() -> None:
     ({"dht.digits.Fe": 3}, "dht.digits: unknown variable(s) Fe"),
     ({"grid.nx.y": 3}, "cannot override 'grid.nx.y': grid.nx is not a table"),
     ({"run.overwrite": "yes"}, "run.overwrite must be true or false"),
+    ({"run.plots": 1}, "run.plots must be true or false"),
     ({"run.reference": 5}, "run.reference must be a path"),
     ({"run.output_dir": ["x", "y"]}, "run.output_dir must be a path, got ['x', 'y']"),
     ({"run.output_dir": True}, "run.output_dir must be a path, got True"),

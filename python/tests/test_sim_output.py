@@ -359,7 +359,7 @@ def test_stopped_run_exits_3_after_writing_everything(
     base = Path(comm.bcast(str(tmp_path_factory.mktemp("stop")) if comm.Get_rank() == 0
                            else None, root=0))
     tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "4", "--quiet",
-            "--set", "run.save_every=2", "--save-dht"]
+            "--no-plots", "--set", "run.save_every=2", "--save-dht"]
     capsys.readouterr()
     assert main(tiny + ["--output", str(base / "stopped"), "--stop-after", "1e-9"]) == 3
     printed = capsys.readouterr()
@@ -388,7 +388,7 @@ def test_reference_bounds_exceeded_exit_1(tmp_path_factory: pytest.TempPathFacto
     base = Path(comm.bcast(str(tmp_path_factory.mktemp("bounds")) if comm.Get_rank() == 0
                            else None, root=0))
     tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "2", "--quiet",
-            "--set", "run.save_every=1", "--no-dht"]
+            "--no-plots", "--set", "run.save_every=1", "--no-dht"]
     ref = base / "ref"
     assert main(tiny + ["--output", str(ref)]) == 0
     assert main(tiny + ["--output", str(base / "same"), "--reference", str(ref)]) == 0
@@ -417,7 +417,7 @@ def test_reference_of_another_grid_or_not_compared(
     base = Path(comm.bcast(str(tmp_path_factory.mktemp("grid")) if comm.Get_rank() == 0
                            else None, root=0))
     tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "2", "--quiet",
-            "--set", "run.save_every=2", "--set", "interp.enabled=false"]
+            "--no-plots", "--set", "run.save_every=2", "--set", "interp.enabled=false"]
     other = base / "other"
     if comm.Get_rank() == 0:
         other.mkdir()
@@ -456,7 +456,7 @@ def test_reference_not_finite_or_unchecked(tmp_path_factory: pytest.TempPathFact
     base = Path(comm.bcast(str(tmp_path_factory.mktemp("nan")) if comm.Get_rank() == 0
                            else None, root=0))
     tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "2", "--quiet",
-            "--set", "run.save_every=1", "--set", "interp.enabled=false"]
+            "--no-plots", "--set", "run.save_every=1", "--set", "interp.enabled=false"]
     ref = base / "ref"
     assert main(tiny + ["--no-dht", "--output", str(ref)]) == 0
     if comm.Get_rank() == 0:
@@ -527,14 +527,16 @@ def test_run_against_reference(tmp_path_factory: pytest.TempPathFactory,
     comm = MPI.COMM_WORLD
     base = Path(comm.bcast(str(tmp_path_factory.mktemp("cli")) if comm.Get_rank() == 0
                            else None, root=0))
-    tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "4", "--quiet",
-            "--set", "run.save_every=1"]
+    # Only the runs into run draw their figures (--no-plots elsewhere).
+    drawn = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "4", "--quiet",
+             "--set", "run.save_every=1"]
+    tiny = drawn + ["--no-plots"]
     ref, cmp, run = base / "ref", base / "cmp", base / "run"
     assert main(tiny + ["--no-dht", "--output", str(ref)]) == 0
     assert main(tiny + ["--output", str(cmp), "--reference", str(ref)]) == 0
-    assert main(tiny + ["--output", str(run)]) == 0
+    assert main(drawn + ["--output", str(run)]) == 0
     assert main(tiny + ["--output", str(run)]) == 2
-    assert main(tiny + ["--output", str(run), "--overwrite", "--set", "run.save_every=2"]) == 0
+    assert main(drawn + ["--output", str(run), "--overwrite", "--set", "run.save_every=2"]) == 0
     if comm.Get_rank() == 0:
         printed = capsys.readouterr()
     # A run that used the DHT compared with, but no speedup claimed over it.
@@ -559,6 +561,9 @@ def test_run_against_reference(tmp_path_factory: pytest.TempPathFactory,
     assert "holds an earlier run's outputs" in printed.err
     assert sorted(p.name for p in run.glob("fields_*.npz")) == [
         "fields_00000.npz", "fields_00002.npz", "fields_00004.npz"]
+    for folder, drew in ((ref, False), (cmp, False), (run, True)):
+        for figure in ("maps.png", "iterations.png"):
+            assert (folder / figure).is_file() is drew, (folder, figure)
     summary = json.loads((ref / "summary.json").read_text())
     assert summary["config"]["nx"] == 4 and summary["config"]["dht"]["enabled"] is False
     assert summary["config"]["waters"]["initial"]["state"]["pH"] == pytest.approx(
@@ -603,7 +608,7 @@ def test_flow_that_cannot_run_is_refused(tmp_path_factory: pytest.TempPathFactor
     base = Path(comm.bcast(str(tmp_path_factory.mktemp("flow")) if comm.Get_rank() == 0
                            else None, root=0))
     tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "2", "--quiet",
-            "--output", str(base / "out")]
+            "--no-plots", "--output", str(base / "out")]
     for setting in ("grid.permeability=1e300", "grid.cell_size=1e-6"):
         assert main(tiny + ["--set", setting]) == 2
         err = capsys.readouterr().err
