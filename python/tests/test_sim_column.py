@@ -144,6 +144,7 @@ def test_column_out_that_cannot_be_written_is_refused_first(
         assert judged["exceeded"][0].endswith(" exceeds 1e-300")
 
 
+@pytest.mark.one_process
 def test_column_config_sets_its_keys(tmp_path: Path) -> None:
     """The column runs without the DHT: a configuration that saves or loads
     one still runs the column; overrides of the column's own keys are
@@ -161,6 +162,7 @@ def test_column_config_sets_its_keys(tmp_path: Path) -> None:
             column_config(2, 2, 1000.0, None, {key: value})
 
 
+@pytest.mark.one_process
 def test_column_time_step_beyond_its_pressures_is_named() -> None:
     """A time step so long that Courant number 1 needs a pressure difference
     lost against the outlet's pressure is refused naming --time-step (it was

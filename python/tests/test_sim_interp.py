@@ -56,6 +56,7 @@ def publish_neighbours(w: ChemistryWorker, query: np.ndarray, dt: float) -> np.n
     return results
 
 
+@pytest.mark.one_process
 def test_a_miss_near_computed_results_is_interpolated(worker: ChemistryWorker) -> None:
     cfg = config()
     dt = cfg.time_step
@@ -73,6 +74,7 @@ def test_a_miss_near_computed_results_is_interpolated(worker: ChemistryWorker) -
     assert (residual <= 1e-5 * (np.abs(query) @ CONSERVED.T)).all()
 
 
+@pytest.mark.one_process
 def test_verified_predictions_use_phreeqc_and_record_the_error() -> None:
     cfg = config(**{"interp.verify": 1.0})
     w = ChemistryWorker(cfg, MPI.COMM_SELF)
@@ -91,6 +93,7 @@ def test_verified_predictions_use_phreeqc_and_record_the_error() -> None:
         w.close()
 
 
+@pytest.mark.one_process
 def test_neighbours_that_break_conservation_are_refused(worker: ChemistryWorker) -> None:
     cfg = config()
     dt = cfg.time_step
@@ -163,6 +166,7 @@ def test_a_coupled_run_verifying_every_prediction_is_phreeqc_s_own(reference: An
     assert compare(result.saved, reference.saved).worst_max[0] <= 1e-12
 
 
+@pytest.mark.one_process
 def test_interpolated_cells_are_not_stored_as_exact_entries(worker: ChemistryWorker) -> None:
     """An accepted prediction is not written to the exact table: only
     PHREEQC's results are, so errors do not compound through it."""

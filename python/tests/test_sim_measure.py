@@ -16,6 +16,9 @@ from mpidht_sim.measure import compare, load_fields, main, table, terms
 from mpidht_sim.validate import log_over_raw, log_verdict
 from mpidht_sim.variables import VARIABLES
 
+# measure reads folders and needs no MPI: no communicator of the job.
+pytestmark = pytest.mark.one_process
+
 
 def fields(rng: np.random.Generator, n: int = 50) -> np.ndarray:
     return rng.random((n, len(VARIABLES))) + 0.5

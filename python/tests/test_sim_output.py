@@ -23,6 +23,7 @@ from mpidht_sim.output import check_folders, finish, start, write_field, write_f
 from mpidht_sim.variables import VARIABLES
 
 
+@pytest.mark.one_process
 def test_earlier_outputs_refused_or_replaced(tmp_path: Path) -> None:
     out = tmp_path / "run"
     cfg = load(None, {"run.output_dir": str(out)})
@@ -48,6 +49,7 @@ def test_earlier_outputs_refused_or_replaced(tmp_path: Path) -> None:
         check_folders(load(None, {"run.reference": str(tmp_path)}))
 
 
+@pytest.mark.one_process
 @pytest.mark.parametrize("name", ["summary.json", "maps.png", "fields_00000.npz",
                                   "fields_00004.vtu"])
 def test_folder_where_the_run_writes_a_file_is_refused(tmp_path: Path, name: str) -> None:
@@ -69,6 +71,7 @@ def test_folder_where_the_run_writes_a_file_is_refused(tmp_path: Path, name: str
         check_folders(load(None, {"run.output_dir": str(out), "run.overwrite": True}))
 
 
+@pytest.mark.one_process
 def test_output_folder_that_cannot_be_made(tmp_path: Path) -> None:
     """An output folder below a file is refused before anything is
     written, naming run.output_dir and the file."""
@@ -89,6 +92,7 @@ def test_output_folder_that_cannot_be_made(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["afile"]
 
 
+@pytest.mark.one_process
 def test_overwrite_removes_only_what_a_run_writes(tmp_path: Path) -> None:
     """Files named like fields but not as a run names them (fields_mine.npz,
     fields_1.npz, six digits) are not an earlier run's outputs: not
@@ -113,6 +117,7 @@ def test_overwrite_removes_only_what_a_run_writes(tmp_path: Path) -> None:
     assert sorted(load_fields(out)) == [4]
 
 
+@pytest.mark.one_process
 def test_reference_is_not_the_output_folder(tmp_path: Path) -> None:
     """A reference that is the output folder (by any path) is refused, with
     --overwrite too, which would remove its fields; one in a subfolder of
@@ -160,6 +165,7 @@ def test_reference_that_cannot_be_read(tmp_path: Path) -> None:
     assert done.not_compared.startswith(f"against {ref}: {broken}")
 
 
+@pytest.mark.one_process
 def test_reference_of_another_grid_is_refused_first(tmp_path: Path) -> None:
     """A reference whose saved fields are of another grid is refused before
     the run, naming the file, also without a summary.json to tell (it was
@@ -185,6 +191,7 @@ def test_reference_of_another_grid_is_refused_first(tmp_path: Path) -> None:
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.one_process
 def test_reference_that_does_not_match_is_refused(tmp_path: Path) -> None:
     """--reference: a reference run of another grid, time step or
     chemistry is refused before the run, naming what differs, as is one
@@ -218,6 +225,7 @@ def test_reference_that_does_not_match_is_refused(tmp_path: Path) -> None:
     assert not any(line.startswith("speedup over it") for line in lines)
 
 
+@pytest.mark.one_process
 def test_no_speedup_where_a_run_stopped_early(tmp_path: Path) -> None:
     """A speedup over the reference only where both ran their iterations to
     the end: a run stopped after its first of 2 iterations (or against a
@@ -255,6 +263,7 @@ def test_no_speedup_where_a_run_stopped_early(tmp_path: Path) -> None:
             "after iteration 1 of 2") in lines
 
 
+@pytest.mark.one_process
 def test_warm_start_that_computes_nothing_says_so(tmp_path: Path) -> None:
     """A warm start whose saved DHT answers every cell reaction: PHREEQC
     computed none, said without a ratio (it printed "0 of 14 ...: 14.0x
@@ -277,6 +286,7 @@ def test_warm_start_that_computes_nothing_says_so(tmp_path: Path) -> None:
         "PHREEQC computed none of the 14 cell reactions: the surrogate answered every one"]
 
 
+@pytest.mark.one_process
 def test_fields_not_finite_fail_the_run(tmp_path: Path) -> None:
     """A NaN or inf in the run's own saved fields is a failure that names
     the first variable and iteration, whatever comes after it; the outputs
@@ -301,6 +311,7 @@ def test_fields_not_finite_fail_the_run(tmp_path: Path) -> None:
     assert (tmp_path / "run" / "summary.json").is_file()
 
 
+@pytest.mark.one_process
 def test_reference_bounds_fail_the_run(tmp_path: Path) -> None:
     """With a reference, finish judges the comparison against run.cell_bound
     and run.rms_bound: a run equal to its reference passes, saying over
@@ -481,6 +492,7 @@ def test_reference_not_finite_or_unchecked(tmp_path_factory: pytest.TempPathFact
         assert summary["reference"]["errors"]["not_finite"]["variable"] == "Ca"
 
 
+@pytest.mark.one_process
 def test_maps_of_a_run_that_saves_every_iteration(tmp_path: Path) -> None:
     """maps.png shows at most 7 saved iterations, spread from the first to
     the last: a run that saved all 301 of SimDol2D asked for a figure of
@@ -506,6 +518,7 @@ def test_maps_of_a_run_that_saves_every_iteration(tmp_path: Path) -> None:
     assert width < 2100
 
 
+@pytest.mark.one_process
 def test_progress_lines_when_not_a_terminal() -> None:
     stream = io.StringIO()
     update, close = progress_reporter(20, stream)
@@ -587,6 +600,7 @@ def test_run_against_reference(tmp_path_factory: pytest.TempPathFactory,
     assert json.loads((run / "summary.json").read_text())["reference"] is None
 
 
+@pytest.mark.one_process
 def test_mpi_library_version_without_nul() -> None:
     """summary.json's versions.mpi: the first line of MPI's version, without
     the NUL that ends Open MPI's."""
@@ -617,6 +631,7 @@ def test_flow_that_cannot_run_is_refused(tmp_path_factory: pytest.TempPathFactor
     assert not (base / "out").exists()
 
 
+@pytest.mark.one_process
 def test_fields_are_written_as_they_are_saved(tmp_path: Path) -> None:
     """A run that dies at iteration 6 keeps the fields it saved before
     (0 and 4, with a ParaView time series over them); finishing writes

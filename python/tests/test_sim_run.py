@@ -180,6 +180,7 @@ def test_stop_on_signal_puts_the_handler_back() -> None:
         signal.signal(STOP_SIGNAL, before)
 
 
+@pytest.mark.one_process
 def test_hit_with_a_negative_amount_is_computed() -> None:
     """A stored change that would take a mineral below zero is not used:
     the cell is computed by PHREEQC, counted as rejected, and the entry
@@ -206,6 +207,7 @@ def test_hit_with_a_negative_amount_is_computed() -> None:
         worker.close()
 
 
+@pytest.mark.one_process
 def test_misses_with_one_key_in_a_package_are_computed_once() -> None:
     """Two misses of one package with the same key: PHREEQC computes the
     first, the second takes its change (a shared hit), unless that change
@@ -333,6 +335,7 @@ def test_validation_rejects_bad_settings() -> None:
     assert validate_main(["--set", "grid.nx=zero"]) == 2
 
 
+@pytest.mark.one_process
 def test_automatic_package_size() -> None:
     """run.package_size = 0: with several workers the cells over 4
     packages per worker, rounded up, a lone worker one package; none

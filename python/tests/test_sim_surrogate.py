@@ -1,9 +1,13 @@
 """Approximated keys, stored changes and the checks on a hit."""
 
 import numpy as np
+import pytest
 
 from mpidht_sim.config import load
 from mpidht_sim.surrogate import KEY_SIZE, VALUE_SIZE, Surrogate, same_key
+
+# Keys and checks of one process: no communicator of the job.
+pytestmark = pytest.mark.one_process
 
 
 #: Settings the tests below are written for (not the tuned defaults).

@@ -30,6 +30,7 @@ def row(cell: float, rms: float, variable: str = "C", iteration: int = 10) -> di
             "phreeqc_ratio": 5.0, "verified_max_relative": None}
 
 
+@pytest.mark.one_process
 def test_table1_verdict_is_on_the_worst_cell() -> None:
     """Where the RMS terms say raw and log are equal but the worst cells
     say log is 10 times better, the verdict is log's, the RMS verdict
@@ -48,6 +49,7 @@ def test_table1_verdict_is_on_the_worst_cell() -> None:
         report(rows, variants, SETTING)
 
 
+@pytest.mark.one_process
 def test_within_bounds_names_each_bound_exceeded() -> None:
     assert within_bounds(row(1e-3, 1e-4)) == "yes"  # at the bounds: within
     assert within_bounds(row(1.1e-3, 1e-5)) == "no: cell"
@@ -56,6 +58,7 @@ def test_within_bounds_names_each_bound_exceeded() -> None:
     assert within_bounds(row(math.nan, math.nan)) == "no: cell and RMS"
 
 
+@pytest.mark.one_process
 def test_tradeoff_report_leads_with_the_worst_cell() -> None:
     points = [Point("interp", 2e-5), Point("interp", 5e-5)]
     rows = {points[0].name: row(8.6e-4, 5.9e-5, iteration=288),
@@ -112,6 +115,7 @@ def test_reference_summary_not_a_runs_is_refused(tmp_path: Path, summary: Any, w
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.one_process
 @pytest.mark.parametrize("folder", ["table1/full", "table1/full-decimal", "table1/quarter",
                                     "table1/quarter-floor0", "tradeoff"])
 def test_committed_results_are_what_rewrite_writes(tmp_path: Path, folder: str) -> None:
@@ -130,6 +134,7 @@ def test_committed_results_are_what_rewrite_writes(tmp_path: Path, folder: str) 
     assert png.stat().st_size > 0
 
 
+@pytest.mark.one_process
 def test_rewrite_refuses_what_it_cannot_read(tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--rewrite", str(tmp_path)]) == 2
@@ -152,6 +157,7 @@ def test_rewrite_refuses_what_it_cannot_read(tmp_path: Path,
     assert "cannot be read as the command writes it: KeyError" in capsys.readouterr().err
 
 
+@pytest.mark.one_process
 @pytest.mark.parametrize("content, why", [
     ("{}", "holds no runs"), ("[]", "holds no runs"), ("5", "holds no runs"),
     ("not json", "cannot be read as the command writes it: not JSON"),

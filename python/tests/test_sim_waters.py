@@ -14,6 +14,9 @@ from mpidht_sim.config import ConfigError, load
 
 from conftest import outside_job_env
 
+# Waters computed by one PHREEQC, checked before MPI: no communicator of the job.
+pytestmark = pytest.mark.one_process
+
 #: The benchmark's typed-in pore water: not charge balanced (-9.8e-7 eq/kgw).
 TYPED_INITIAL = {"C": 1.2279e-4, "Ca": 1.2279e-4, "Cl": 0.0, "Mg": 0.0, "pH": 9.91, "pe": 4.0}
 
