@@ -69,9 +69,7 @@ from .cli import (Parser, add_config_arguments, checked_on_one, ending_job_on_fa
                   launcher_rank, parse_overrides)
 from .config import MAX_CELLS, Config, load
 from .errors import ConfigError
-from .flow import solve_flow
 from .measure import Comparison, compare
-from .output import check_writable
 from .variables import VARIABLES
 from .waters import phreeqc_input
 
@@ -138,6 +136,8 @@ def column_config(cells: int, steps: int, time_step: float, path: Optional[Path]
         "flow.fixed_pressure": [{"cell": [0, 0], "pressure": outlet + dp, "water": "injected"},
                                 {"cell": [0, -1], "pressure": outlet}],
     })
+    from .flow import solve_flow  # SciPy: not for --help
+
     courant = time_step / solve_flow(cfg).cfl_time_step(cfg.nx * cfg.ny)
     if abs(courant - 1) > 1e-9:
         raise ConfigError(f"the column's Courant number is {courant!r}, not 1")
@@ -302,6 +302,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _column(args: argparse.Namespace, overrides: dict[str, Any], comm: Any) -> int:
     """main's run of checked settings, collective over comm; its exit
     status (main ends the whole job on an exception in one process)."""
+    # Imported here, as MPI is: --help and refused settings start no MPI.
+    from .output import check_writable
+
     # Checked by the process that writes there, before anything runs.
     problem = checked_on_one(comm, partial(check_writable, args.out, "--out"))
     if problem is not None:
