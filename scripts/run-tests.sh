@@ -178,8 +178,11 @@ pytest_at() {
     ((np < 4)) || args+=("--ignore-glob=$repo/python/tests/test_sim_*.py")
   fi
   rm -rf "$out"
-  env "${env[@]}" timeout 900 "mpiexec.$mpi" -n "$np" "$repo/python/tests/pytest-rank.sh" \
-    "$venv/bin/python" "$out" "${args[@]}"
+  # pytest keeps the test modules whose asserts it rewrites (python/tests/
+  # __pycache__) unless Python may write no bytecode: rewriting them took
+  # 1.8 s of each process's 3.9 s collection, in every run.
+  env -u PYTHONDONTWRITEBYTECODE "${env[@]}" timeout 900 "mpiexec.$mpi" -n "$np" \
+    "$repo/python/tests/pytest-rank.sh" "$venv/bin/python" "$out" "${args[@]}"
 }
 
 # count_pytest MPI NP RC: adds the passed, failed and skipped tests of
