@@ -37,7 +37,9 @@ the same settings on as many processes with packages of the same size
 resumes; one kept from another process count or package size runs again,
 saying so; the reference run is kept in DIR/reference (or taken from
 --reference, an output folder of a run with the DHT off, every iteration
-saved and the same physics).
+saved and the same physics), and runs again too where it was kept from
+another process count or package size (a --reference of another is
+refused: the speedups are of its timings).
 
 With --tradeoff the command runs, against the same reference, the
 exact-key surrogate at each of --digits (of C, Ca, pH, pe and the
@@ -640,12 +642,25 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
                   file=sys.stderr)
         return 2
     ref_dir = args.reference or args.out / "reference"
+    # The speedups are of the reference's timings: it must have run as the
+    # variants do, on as many processes with packages of the same size.
+    conditions = job(reference_cfg, comm.Get_size())
+    elsewhere = bcast(comm, reference_job_differs(ref_dir, conditions) if rank == 0 else None)
+    if args.reference is not None and elsewhere is not None:
+        if rank == 0:
+            print(f"mpidht_sim.validate: configuration error: --reference {args.reference}: "
+                  f"it is {elsewhere}, this one runs on {conditions['processes']} processes, "
+                  f"packages of {conditions['package_size']} cells: its timings would not "
+                  "compare (make it so, or pass no --reference)",
+                  file=sys.stderr)
+        return 2
     # One process decides (and then writes there): every process agrees.
-    fresh = bcast(comm, args.reference is None
-                  and check_reference(ref_dir, reference_cfg) is not None)
+    fresh = bcast(comm, args.reference is None and (
+        elsewhere is not None or check_reference(ref_dir, reference_cfg) is not None))
     if fresh:
         if rank == 0:
-            print(f"reference run (DHT off) into {ref_dir}", flush=True)
+            again = f" again: kept from {elsewhere}" if ref_dir.is_dir() and elsewhere else ""
+            print(f"reference run (DHT off) into {ref_dir}{again}", flush=True)
             start(reference_cfg)
         result = run(reference_cfg, comm)
         if rank == 0:
@@ -702,6 +717,23 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
                   file=sys.stderr)
         return 1
     return 0
+
+
+def reference_job_differs(folder: Path, conditions: dict[str, int]) -> Optional[str]:
+    """The process count and package size folder's run took, in words, where
+    they are not ``conditions`` (``output.job``) or its summary.json does
+    not record them; None where they are, or where it holds no readable
+    summary (``check_reference`` says why)."""
+    try:
+        summary = json.loads((folder / "summary.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(summary, dict):
+        return None
+    kept = {k: summary.get(k) for k in conditions}
+    if same_json(kept, conditions):
+        return None
+    return _conditions(kept if all(isinstance(v, int) for v in kept.values()) else None)
 
 
 def _conditions(kept: Any) -> str:

@@ -274,12 +274,32 @@ def test_validation_table(tmp_path_factory: pytest.TempPathFactory,
     third = capsys.readouterr().out
     # A reference that is not a run without the DHT is refused.
     assert validate_main(args + ["--reference", str(out / "variants")]) == 2
+    # The reference is run again where it was kept from another process
+    # count (the speedups are of its timings), and refused as --reference.
+    summary = out / "reference" / "summary.json"
+    if comm.Get_rank() == 0:
+        saved = json.loads(summary.read_text())
+        summary.write_text(json.dumps({**saved, **elsewhere}))
+    comm.Barrier()
+    capsys.readouterr()
+    assert validate_main(args + ["--reference", str(out / "reference")]) == 2
+    refused = capsys.readouterr().err
+    assert validate_main(args) == 0
+    fourth = capsys.readouterr().out
     if comm.Get_rank() != 0:
         return
     assert first.count(": running") == 16 and "running" not in second
     assert third.count(": running") == 1 and (
         f"decimal_log_5_4: running again: kept from a run on {comm.Get_size() + 1} "
         "processes, packages of 7 cells") in third
+    assert "reference run" not in second + third
+    assert (f"--reference {out / 'reference'}: it is a run on {comm.Get_size() + 1} "
+            "processes, packages of 7 cells, this one runs on "
+            f"{comm.Get_size()} processes") in refused
+    assert (f"reference run (DHT off) into {out / 'reference'} again: kept from a run on "
+            f"{comm.Get_size() + 1} processes, packages of 7 cells") in fourth
+    assert "running" not in fourth.replace("reference run", "")
+    assert json.loads(summary.read_text())["processes"] == comm.Get_size()
     assert json.loads(kept.read_text())["job"]["processes"] == comm.Get_size()
     text = (out / "validation.md").read_text()
     rows = [line for line in text.splitlines()
