@@ -606,6 +606,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         reference_cfg = load(args.config, {**overrides, "dht.enabled": False,
                                            "run.output_dir": str(args.out / "reference"),
                                            "run.overwrite": True})
+        if reference_cfg.stop_after:
+            # A variant stopped early would show the speedup of part of a run.
+            raise ConfigError("run.stop_after must be 0: every run of a sweep goes to its last "
+                              f"iteration, got {reference_cfg.stop_after:g}")
         configs = {v.name: load(args.config, {**overrides, **v.overrides()}) for v in runs}
         if args.reference is not None:
             why = check_reference(args.reference, reference_cfg)

@@ -351,8 +351,18 @@ def test_validation_names_runs_not_finite(tmp_path_factory: pytest.TempPathFacto
     assert f"values that are not finite in: {name} (Ca, iteration 2)" in printed.err
 
 
-def test_validation_rejects_bad_settings() -> None:
+def test_validation_rejects_bad_settings(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
     assert validate_main(["--set", "grid.nx=zero"]) == 2
+    # Runs stopped early would give speedups of part of a run.
+    capsys.readouterr()
+    out = tmp_path / "sweep"
+    assert validate_main(["--set", "grid.nx=4", "--set", "grid.ny=4", "--set",
+                          "time.iterations=2", "--aqueous", "5", "--minerals", "4",
+                          "--set", "run.stop_after=30", "--out", str(out)]) == 2
+    if MPI.COMM_WORLD.Get_rank() == 0:
+        assert "run.stop_after must be 0" in capsys.readouterr().err
+    assert not out.exists()
 
 
 @pytest.mark.one_process
