@@ -27,6 +27,18 @@ check_version pkg-config "$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --mod
 check_version mpidhtConfigVersion.cmake "$(sed -n -E 's/^set\(PACKAGE_VERSION "(.*)"\)$/\1/p' \
   "$libdir/cmake/mpidht/mpidhtConfigVersion.cmake")"
 test -f "$libdir/libmpidht.so.$version" || { echo "no libmpidht.so.$version"; exit 1; }
+# The soname: the major version, or 0.MINOR before 1.0 (the CMake package
+# takes 0.2 and 0.3 as incompatible; a program built against one must not
+# load the other).
+major=${version%%.*} minor=${version#*.}
+minor=${minor%%.*}
+soversion=$major
+((major > 0)) || soversion=0.$minor
+for lib in mpidht mpidht_poet; do
+  soname=$(readelf -d "$libdir/lib$lib.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+  [[ $soname == "lib$lib.so.$soversion" ]] ||
+    { echo "lib$lib.so's soname is '$soname', not lib$lib.so.$soversion"; exit 1; }
+done
 
 # The examples name no MPI: find_package(mpidht) starts FindMPI from the
 # compiler wrapper mpidht was built with (with MPICH's, FindMPI alone found
