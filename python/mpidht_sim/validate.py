@@ -655,7 +655,7 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
             print(f"mpidht_sim.validate: configuration error: --reference {args.reference}: "
                   f"it is {elsewhere}, this one runs on {conditions['processes']} processes, "
                   f"packages of {conditions['package_size']} cells: its timings would not "
-                  "compare (make it so, or pass no --reference)",
+                  "compare (make the reference so, or pass no --reference)",
                   file=sys.stderr)
         return 2
     # One process decides (and then writes there): every process agrees.
