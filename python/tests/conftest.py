@@ -66,6 +66,14 @@ def outside_job_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in RANK_VARIABLES}
 
 
+def shared_tmp(tmp_path_factory: pytest.TempPathFactory, name: str,
+               comm: MPI.Intracomm = MPI.COMM_WORLD) -> Path:
+    """A new folder every process of comm sees: rank 0's, broadcast (each
+    process has a temporary base of its own, pytest-rank.sh)."""
+    return Path(comm.bcast(str(tmp_path_factory.mktemp(name)) if comm.Get_rank() == 0
+                           else None, root=0))
+
+
 @pytest.fixture
 def comm() -> MPI.Intracomm:
     return MPI.COMM_WORLD

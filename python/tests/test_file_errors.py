@@ -2,22 +2,17 @@
 ends with the file's path and the reason MPI or the system gave, on every
 process, and the status stays the library's."""
 
-from pathlib import Path
-
 import pytest
 from mpi4py import MPI
 
 import mpidht
 
-
-def shared_dir(comm: MPI.Intracomm, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return Path(comm.bcast(str(tmp_path_factory.mktemp("files")) if comm.Get_rank() == 0
-                           else None, root=0))
+from conftest import shared_tmp
 
 
 def test_restore_from_a_missing_file_names_it(comm: MPI.Intracomm, protocol: str,
                                               tmp_path_factory: pytest.TempPathFactory) -> None:
-    missing = shared_dir(comm, tmp_path_factory) / "no-such.mpidht"
+    missing = shared_tmp(tmp_path_factory, "files", comm) / "no-such.mpidht"
     with mpidht.Table(comm, 8, 8, 1 << 16, protocol=protocol) as t:
         with pytest.raises(mpidht.Error) as e:
             t.restore(missing)
@@ -30,7 +25,7 @@ def test_restore_from_a_missing_file_names_it(comm: MPI.Intracomm, protocol: str
 
 def test_dump_into_a_missing_directory_names_it(comm: MPI.Intracomm,
                                                 tmp_path_factory: pytest.TempPathFactory) -> None:
-    nowhere = shared_dir(comm, tmp_path_factory) / "no-such-dir" / "t.mpidht"
+    nowhere = shared_tmp(tmp_path_factory, "files", comm) / "no-such-dir" / "t.mpidht"
     with mpidht.Table(comm, 8, 8, 1 << 16) as t:
         with pytest.raises(mpidht.Error) as e:
             t.dump(nowhere)
@@ -50,7 +45,7 @@ def test_a_path_refused_on_one_process_reaches_the_others(
     """A path that is none on the last process (an embedded NUL, an int)
     raises there, and ERR_PEER on the others instead of leaving them
     waiting in the collective call; the table stays usable."""
-    good = shared_dir(comm, tmp_path_factory) / "t.mpidht"
+    good = shared_tmp(tmp_path_factory, "files", comm) / "t.mpidht"
     last = comm.Get_rank() == comm.Get_size() - 1
     with mpidht.Table(comm, 8, 8, 1 << 16) as t:
         for call in (t.dump, t.restore):

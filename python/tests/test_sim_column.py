@@ -16,6 +16,8 @@ from mpidht_sim.errors import ConfigError
 from mpidht_sim.measure import compare
 from mpidht_sim.variables import VARIABLES
 
+from conftest import shared_tmp
+
 CELLS, STEPS = 20, 40
 TOLERANCE = 1e-3
 TYPED = {"initial.state": {"C": 1.2279e-4, "Ca": 1.2279e-4, "Cl": 0.0, "Mg": 0.0,
@@ -66,8 +68,7 @@ def test_column_waters_out_of_equilibrium(overrides: dict[str, object]) -> None:
 def test_column_command(tmp_path_factory: pytest.TempPathFactory,
                         capsys: pytest.CaptureFixture[str]) -> None:
     comm = MPI.COMM_WORLD
-    out = Path(comm.bcast(str(tmp_path_factory.mktemp("column")) if comm.Get_rank() == 0
-                          else None, root=0))
+    out = shared_tmp(tmp_path_factory, "column", comm)
     rc = main(["--cells", "4", "--steps", "5", "--out", str(out)])
     assert rc == 0
     if comm.Get_rank() == 0:
@@ -115,8 +116,7 @@ def test_column_out_that_cannot_be_written_is_refused_first(
     2 before the column runs (it ran, then crashed writing, status 1); a
     run above its tolerance says so in its report."""
     comm = MPI.COMM_WORLD
-    base = Path(comm.bcast(str(tmp_path_factory.mktemp("out")) if comm.Get_rank() == 0
-                           else None, root=0))
+    base = shared_tmp(tmp_path_factory, "out", comm)
     afile = base / "afile"
     if comm.Get_rank() == 0:
         afile.write_text("mine")

@@ -5,7 +5,6 @@ neighbours that break conservation are refused and the cell computed; a
 small coupled run accounts for every cell."""
 
 import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,6 +17,8 @@ from mpidht_sim.measure import compare
 from mpidht_sim.surrogate import CONSERVED, variable_scales
 from mpidht_sim.validate import main as validate_main
 from mpidht_sim.variables import AQUEOUS, VARIABLES
+
+from conftest import shared_tmp
 
 
 def config(**extra: Any) -> Config:
@@ -186,8 +187,7 @@ def test_tradeoff_sweep(tmp_path_factory: pytest.TempPathFactory,
     at each tolerance against one reference, and writes the table and the
     figure (on a tiny grid here)."""
     comm = MPI.COMM_WORLD
-    out = Path(comm.bcast(str(tmp_path_factory.mktemp("tradeoff")) if comm.Get_rank() == 0
-                          else None, root=0))
+    out = shared_tmp(tmp_path_factory, "tradeoff", comm)
     args = ["--set", "grid.nx=5", "--set", "grid.ny=5", "--set", "time.iterations=4",
             "--set", "interp.min_neighbours=4", "--tradeoff", "--digits", "3", "5",
             "--tolerances", "1e-4", "1e-2", "--out", str(out)]

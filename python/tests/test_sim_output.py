@@ -22,6 +22,15 @@ from mpidht_sim.measure import load_fields
 from mpidht_sim.output import check_folders, finish, start, write_field, write_fields
 from mpidht_sim.variables import VARIABLES
 
+from conftest import shared_tmp
+
+
+def tiny_args(iterations: int, *more: str, plots: bool = False) -> list[str]:
+    """The command line of a quiet run on a 4 x 4 grid, then more; it
+    draws no figures unless plots."""
+    return ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", str(iterations),
+            "--quiet", *([] if plots else ["--no-plots"]), *more]
+
 
 @pytest.mark.one_process
 def test_earlier_outputs_refused_or_replaced(tmp_path: Path) -> None:
@@ -367,10 +376,8 @@ def test_stopped_run_exits_3_after_writing_everything(
     after and, with --save-dht, the DHT; the same run to its end exits
     with 0 and says it was not stopped."""
     comm = MPI.COMM_WORLD
-    base = Path(comm.bcast(str(tmp_path_factory.mktemp("stop")) if comm.Get_rank() == 0
-                           else None, root=0))
-    tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "4", "--quiet",
-            "--no-plots", "--set", "run.save_every=2", "--save-dht"]
+    base = shared_tmp(tmp_path_factory, "stop", comm)
+    tiny = tiny_args(4, "--set", "run.save_every=2", "--save-dht")
     capsys.readouterr()
     assert main(tiny + ["--output", str(base / "stopped"), "--stop-after", "1e-9"]) == 3
     printed = capsys.readouterr()
@@ -396,10 +403,8 @@ def test_reference_bounds_exceeded_exit_1(tmp_path_factory: pytest.TempPathFacto
     bound exits with 1 on every process after writing everything, saying
     which bound; within the bounds it exits with 0."""
     comm = MPI.COMM_WORLD
-    base = Path(comm.bcast(str(tmp_path_factory.mktemp("bounds")) if comm.Get_rank() == 0
-                           else None, root=0))
-    tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "2", "--quiet",
-            "--no-plots", "--set", "run.save_every=1", "--no-dht"]
+    base = shared_tmp(tmp_path_factory, "bounds", comm)
+    tiny = tiny_args(2, "--set", "run.save_every=1", "--no-dht")
     ref = base / "ref"
     assert main(tiny + ["--output", str(ref)]) == 0
     assert main(tiny + ["--output", str(base / "same"), "--reference", str(ref)]) == 0
@@ -425,10 +430,8 @@ def test_reference_of_another_grid_or_not_compared(
     stopped after an iteration the reference did not save) exits with 1
     after writing everything, saying so: nothing was judged."""
     comm = MPI.COMM_WORLD
-    base = Path(comm.bcast(str(tmp_path_factory.mktemp("grid")) if comm.Get_rank() == 0
-                           else None, root=0))
-    tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "2", "--quiet",
-            "--no-plots", "--set", "run.save_every=2", "--set", "interp.enabled=false"]
+    base = shared_tmp(tmp_path_factory, "grid", comm)
+    tiny = tiny_args(2, "--set", "run.save_every=2", "--set", "interp.enabled=false")
     other = base / "other"
     if comm.Get_rank() == 0:
         other.mkdir()
@@ -464,10 +467,8 @@ def test_reference_not_finite_or_unchecked(tmp_path_factory: pytest.TempPathFact
     variable and the iteration; a reference without summary.json is
     compared, and the run says its settings were not checked."""
     comm = MPI.COMM_WORLD
-    base = Path(comm.bcast(str(tmp_path_factory.mktemp("nan")) if comm.Get_rank() == 0
-                           else None, root=0))
-    tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "2", "--quiet",
-            "--no-plots", "--set", "run.save_every=1", "--set", "interp.enabled=false"]
+    base = shared_tmp(tmp_path_factory, "nan", comm)
+    tiny = tiny_args(2, "--set", "run.save_every=1", "--set", "interp.enabled=false")
     ref = base / "ref"
     assert main(tiny + ["--no-dht", "--output", str(ref)]) == 0
     if comm.Get_rank() == 0:
@@ -538,12 +539,10 @@ def test_run_against_reference(tmp_path_factory: pytest.TempPathFactory,
     with it (summary.json), a refused rerun into the same folder and a
     rerun with --overwrite that leaves no stale field."""
     comm = MPI.COMM_WORLD
-    base = Path(comm.bcast(str(tmp_path_factory.mktemp("cli")) if comm.Get_rank() == 0
-                           else None, root=0))
+    base = shared_tmp(tmp_path_factory, "cli", comm)
     # Only the runs into run draw their figures (--no-plots elsewhere).
-    drawn = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "4", "--quiet",
-             "--set", "run.save_every=1"]
-    tiny = drawn + ["--no-plots"]
+    drawn = tiny_args(4, "--set", "run.save_every=1", plots=True)
+    tiny = tiny_args(4, "--set", "run.save_every=1")
     ref, cmp, run = base / "ref", base / "cmp", base / "run"
     assert main(tiny + ["--no-dht", "--output", str(ref)]) == 0
     assert main(tiny + ["--output", str(cmp), "--reference", str(ref)]) == 0
@@ -619,10 +618,8 @@ def test_flow_that_cannot_run_is_refused(tmp_path_factory: pytest.TempPathFactor
     flow, or a time step of more inner steps than allowed, are refused on
     every process before anything is written, naming them."""
     comm = MPI.COMM_WORLD
-    base = Path(comm.bcast(str(tmp_path_factory.mktemp("flow")) if comm.Get_rank() == 0
-                           else None, root=0))
-    tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "2", "--quiet",
-            "--no-plots", "--output", str(base / "out")]
+    base = shared_tmp(tmp_path_factory, "flow", comm)
+    tiny = tiny_args(2, "--output", str(base / "out"))
     for setting in ("grid.permeability=1e300", "grid.cell_size=1e-6"):
         assert main(tiny + ["--set", setting]) == 2
         err = capsys.readouterr().err

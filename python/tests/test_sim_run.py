@@ -22,6 +22,8 @@ from mpidht_sim.measure import compare, terms
 from mpidht_sim.validate import main as validate_main
 from mpidht_sim.variables import VARIABLES
 
+from conftest import shared_tmp
+
 #: The documented bounds for acceptable results: of the worst cell (max
 #: term) and of the worst RMS term.
 CELL_TOLERANCE = 1e-3
@@ -82,8 +84,7 @@ def test_warm_start_from_a_saved_dht(tmp_path_factory: pytest.TempPathFactory) -
     it: (nearly) every cell reaction hits, and the fields agree with the first run's
     within the documented tolerance."""
     comm = MPI.COMM_WORLD
-    out = Path(comm.bcast(str(tmp_path_factory.mktemp("warm")) if comm.Get_rank() == 0
-                          else None, root=0))
+    out = shared_tmp(tmp_path_factory, "warm", comm)
     first = run(small(**{"dht.dump": True, "run.output_dir": str(out)}), comm)
     saved = out / "dht.mpidht"
     second = run(small(**{"dht.restore": str(saved)}), comm)
@@ -120,7 +121,7 @@ def test_a_signal_stops_the_run_after_the_iteration(
     the documented tolerance. Collective."""
     comm = MPI.COMM_WORLD
     master = comm.Get_rank() == 0
-    out = Path(comm.bcast(str(tmp_path_factory.mktemp("stopped")) if master else None, root=0))
+    out = shared_tmp(tmp_path_factory, "stopped", comm)
 
     def progress(record: IterationRecord) -> None:
         if record.iteration == 3:
@@ -253,8 +254,7 @@ def test_validation_table(tmp_path_factory: pytest.TempPathFactory,
     the verdict per rounding and the heat maps, and reuses finished runs
     when run again (on a tiny grid here)."""
     comm = MPI.COMM_WORLD
-    out = Path(comm.bcast(str(tmp_path_factory.mktemp("validation")) if comm.Get_rank() == 0
-                          else None, root=0))
+    out = shared_tmp(tmp_path_factory, "validation", comm)
     args = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--set", "time.iterations=3",
             "--aqueous", "5", "8", "--minerals", "4", "7", "--out", str(out)]
     assert validate_main(args) == 0
@@ -322,8 +322,7 @@ def test_validation_names_runs_not_finite(tmp_path_factory: pytest.TempPathFacto
     comparison, and the command exits with 1 on every process after
     writing everything."""
     comm = MPI.COMM_WORLD
-    out = Path(comm.bcast(str(tmp_path_factory.mktemp("validation")) if comm.Get_rank() == 0
-                          else None, root=0))
+    out = shared_tmp(tmp_path_factory, "validation", comm)
     args = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--set", "time.iterations=2",
             "--aqueous", "5", "--minerals", "4", "--roundings", "significant",
             "--out", str(out)]
