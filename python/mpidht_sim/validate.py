@@ -663,7 +663,7 @@ def _validate(args: argparse.Namespace, runs: Sequence[Variant | Point], points:
         elsewhere is not None or check_reference(ref_dir, reference_cfg) is not None))
     if fresh:
         if rank == 0:
-            again = f" again: kept from {elsewhere}" if ref_dir.is_dir() and elsewhere else ""
+            again = f" again: kept from {elsewhere}" if elsewhere else ""
             print(f"reference run (DHT off) into {ref_dir}{again}", flush=True)
             start(reference_cfg)
         result = run(reference_cfg, comm)
@@ -741,8 +741,8 @@ def reference_job_differs(folder: Path, conditions: dict[str, int]) -> Optional[
 
 
 def _conditions(kept: Any) -> str:
-    """The process count and package size a kept variant ran with, in
-    words (``output.job``)."""
+    """The process count and package size a kept run (a variant, the
+    reference) ran with, in words (``output.job``)."""
     if not isinstance(kept, dict):
         return "a run that did not record its process count and package size"
     return (f"a run on {kept.get('processes')} processes, packages of "
