@@ -26,6 +26,19 @@ no_arguments() {
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
+# other_ranks_logs DIR: the last 60 lines of the logs of every rank but 0
+# that python/tests/pytest-rank.sh wrote into DIR (rank 0's went to the
+# terminal), for a run that failed: a failure or a stack dumped on one of
+# them is seen there only.
+other_ranks_logs() {
+  local log
+  for log in "$1"/rank[1-9]*.log; do
+    [[ -f $log ]] || continue
+    echo "--- the last 60 lines of $log"
+    tail -n 60 "$log"
+  done
+}
+
 # python_env DIR MPI: a virtual environment at DIR with NumPy, pytest, the
 # simulator's PHREEQC, SciPy and tqdm, and mpi4py's wheel from PyPI, then
 # mpidht itself, built by `pip install` from this checkout with MPI's

@@ -168,7 +168,9 @@ install_pythons() {
 # operations in the heavy tests, and at 4 processes the library's tests
 # only: the simulator's (python/tests/test_sim_*.py) run there at 1 and 2
 # processes, and at 4 under Open MPI; at 4 on 2 cores they took 100 of
-# the run's 171 s. Returns mpiexec's status.
+# the run's 171 s. A test that fails on some ranks while the others wait
+# in it ends the job (python/tests/rank_failures.py). Returns mpiexec's
+# status, after the other ranks' logs where it failed.
 pytest_at() {
   local mpi=$1 np=$2 venv=$build_root/python-$1-venv out=$build_root/python-$1/np$2 env
   local args=("$repo/python/tests")
@@ -182,7 +184,10 @@ pytest_at() {
   # __pycache__) unless Python may write no bytecode: rewriting them took
   # 1.8 s of each process's 3.9 s collection, in every run.
   env -u PYTHONDONTWRITEBYTECODE "${env[@]}" timeout 900 "mpiexec.$mpi" -n "$np" \
-    "$repo/python/tests/pytest-rank.sh" "$venv/bin/python" "$out" "${args[@]}"
+    "$repo/python/tests/pytest-rank.sh" "$venv/bin/python" "$out" "${args[@]}" && return
+  local rc=$?
+  other_ranks_logs "$out"
+  return "$rc"
 }
 
 # count_pytest MPI NP RC: adds the passed, failed and skipped tests of

@@ -1,6 +1,7 @@
 """Shared fixtures. Every test runs on every process of MPI.COMM_WORLD (the
 suite is started under mpirun at 1, 2 and 4 processes), in the same order,
-so collective calls match up.
+so collective calls match up; a test that fails on some processes while
+the others wait in it ends the job (rank_failures.py).
 
 MPIDHT_TEST_SCALE (default 1) scales the operation counts of the heavy
 tests: MPICH's one-sided operations wait for the target process to run,
@@ -8,6 +9,10 @@ which oversubscribed ranks rarely do, so its run uses fewer."""
 
 import importlib.util
 import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Iterator
@@ -18,6 +23,9 @@ import pytest
 from mpi4py import MPI
 
 import mpidht
+# A test failing on some processes while the others wait in it ends the job.
+from rank_failures import (pytest_runtest_makereport, pytest_runtest_protocol,  # noqa: F401
+                           pytest_sessionfinish, pytest_sessionstart)
 
 PROTOCOLS = ["coarse", "fine", "lockfree"]
 SCALE = float(os.environ.get("MPIDHT_TEST_SCALE", "1"))
@@ -64,6 +72,35 @@ def outside_job_env() -> dict[str, str]:
     from mpidht_sim.cli import RANK_VARIABLES
 
     return {k: v for k, v in os.environ.items() if k not in RANK_VARIABLES}
+
+
+def launcher() -> list[str]:
+    """The mpiexec of the MPI that mpi4py runs on, for a job of its own."""
+    openmpi = MPI.Get_library_version().startswith("Open MPI")
+    name = "mpiexec.openmpi" if openmpi else "mpiexec.mpich"
+    path = shutil.which(name) or shutil.which("mpiexec")
+    if path is None:
+        pytest.skip(f"neither {name} nor mpiexec is installed")
+    return [path, "--oversubscribe"] if openmpi else [path]
+
+
+def failing_job(command: list[str], more_env: Mapping[str, str] = {}) -> str:
+    """The stderr of a job of its own (not this job's launcher variables;
+    more_env added) that must fail within 120 s; the test fails if it
+    still runs then (a process waited for the failed one)."""
+    env = {k: v for k, v in os.environ.items()
+           if k.startswith(("PATH", "PYTHON", "VIRTUAL_ENV", "HOME", "LD_", "MPI4PY_",
+                            "OMPI_ALLOW_RUN_AS_ROOT"))}
+    job = subprocess.Popen(command, env={**env, **more_env}, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, err = job.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.communicate()
+        pytest.fail("the job still ran after 120 s: a process waited for the failed one")
+    assert job.returncode != 0
+    return err
 
 
 def shared_tmp(tmp_path_factory: pytest.TempPathFactory, name: str,

@@ -6,7 +6,6 @@ signal to the launcher stops a run, which says so."""
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +16,8 @@ import pytest
 from mpidht_sim import __version__
 from mpidht_sim.cli import launcher_rank
 from mpidht_sim.config import ConfigError
+
+from conftest import failing_job, launcher
 
 # Commands and jobs of their own: no communicator of the tests' job.
 pytestmark = pytest.mark.one_process
@@ -73,37 +74,6 @@ elif MPI.COMM_WORLD.Get_rank() == MPI.COMM_WORLD.Get_size() - 1:
 from mpidht_sim.cli import main
 raise SystemExit(main(sys.argv[2:]))
 """
-
-
-def launcher() -> list[str]:
-    """The mpiexec of the MPI that mpi4py runs on, for a job of its own."""
-    from mpi4py import MPI
-
-    openmpi = MPI.Get_library_version().startswith("Open MPI")
-    name = "mpiexec.openmpi" if openmpi else "mpiexec.mpich"
-    path = shutil.which(name) or shutil.which("mpiexec")
-    if path is None:
-        pytest.skip(f"neither {name} nor mpiexec is installed")
-    return [path, "--oversubscribe"] if openmpi else [path]
-
-
-def failing_job(command: list[str]) -> str:
-    """The stderr of a job of its own (not this job's launcher variables)
-    that must fail within 120 s; the test fails if it still runs then (a
-    process waited for the failed one)."""
-    env = {k: v for k, v in os.environ.items()
-           if k.startswith(("PATH", "PYTHON", "VIRTUAL_ENV", "HOME", "LD_", "MPI4PY_",
-                            "OMPI_ALLOW_RUN_AS_ROOT"))}
-    job = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True, start_new_session=True)
-    try:
-        _, err = job.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        os.killpg(job.pid, signal.SIGKILL)
-        job.communicate()
-        pytest.fail("the job still ran after 120 s: a process waited for the failed one")
-    assert job.returncode != 0
-    return err
 
 
 @pytest.mark.parametrize("where, processes", [("start", 2), ("react", 3)])

@@ -17,7 +17,7 @@ if (($# != 2)); then
   exit 2
 fi
 python=$1 out=$2
-repo=$(cd "$(dirname "$0")/../.." && pwd)
+source "$(dirname "$0")/../../scripts/common.sh"
 hosts=$repo/scripts/emulated-hosts.sh
 if ! reason=$("$hosts" check 2>&1); then
   echo "SKIPPED: $reason"
@@ -29,6 +29,18 @@ trap 'exit 130' INT TERM
 rm -rf "$out"
 # Open MPI's osc pt2pt serves the windows between hosts and refuses
 # MPI_THREAD_MULTIPLE, which mpi4py asks for unless told otherwise.
-MPI4PY_RC_THREAD_LEVEL=serialized timeout 600 "$repo/scripts/hosts-mpiexec.sh" \
+# The run takes 45 s here (up to 110 s with both cores kept busy by other
+# work). A test still running after 120 s has every rank write its Python
+# stack to its log (faulthandler_timeout, pyproject.toml), the launcher is
+# stopped at 300 s, and on failure the other ranks' logs end this output
+# (rank 0's is above it).
+limit=300 rc=0
+MPI4PY_RC_THREAD_LEVEL=serialized timeout "$limit" "$repo/scripts/hosts-mpiexec.sh" \
   --mpi openmpi --osc pt2pt --per-host 2 -- \
-  "$repo/python/tests/pytest-rank.sh" "$python" "$out" "$repo/python/tests/test_sim_run.py"
+  "$repo/python/tests/pytest-rank.sh" "$python" "$out" "$repo/python/tests/test_sim_run.py" \
+  || rc=$?
+if ((rc != 0)); then
+  ((rc != 124)) || echo "simulator-across.sh: stopped after $limit s"
+  other_ranks_logs "$out"
+fi
+exit "$rc"
