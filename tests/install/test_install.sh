@@ -88,10 +88,16 @@ pc() { PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config "$@" mpidht; }
 [[ $(realpath "$(pc --variable=libdir)") == "$(realpath "$libdir")" ]] || { echo "pkg-config's libdir is not $libdir"; exit 1; }
 test -f "$(pc --variable=includedir)/mpidht.h" || { echo "no mpidht.h in pkg-config's includedir"; exit 1; }
 [[ $(pc --variable=mpicc) == "$(command -v "$mpicc")" ]] || { echo "pkg-config names another wrapper than $mpicc"; exit 1; }
+# A prefix the dynamic loader does not search: the program finds the
+# library with LD_LIBRARY_PATH, or with a run path to pkg-config's libdir
+# and nothing else (docs/c-guide.md).
 # shellcheck disable=SC2046  # pkg-config output is a list of flags
-"$mpicc" -o "$prefix/demo_pkgconfig" "$source/examples/demo.c" \
-    $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs mpidht)
+"$mpicc" -o "$prefix/demo_pkgconfig" "$source/examples/demo.c" $(pc --cflags --libs)
 LD_LIBRARY_PATH="$libdir" "$mpiexec" "$@" -n 2 "$prefix/demo_pkgconfig" --keys 500 --protocol coarse
+# shellcheck disable=SC2046
+"$mpicc" -o "$prefix/demo_pkgconfig_rpath" "$source/examples/demo.c" $(pc --cflags --libs) \
+    -Wl,-rpath,"$(pc --variable=libdir)"
+"$mpiexec" "$@" -n 2 "$prefix/demo_pkgconfig_rpath" --keys 500 --protocol lockfree
 "$prefix/examples/mpidht_demo" --help | grep -q -- --protocol
 
 # Code written against POET's DHT API links libmpidht_poet unchanged.
