@@ -18,11 +18,23 @@ set -uo pipefail
 source "$(dirname "$0")/common.sh"
 no_arguments "$@"
 
-# say TEXT: a step's line, with the seconds since the command started.
-say() { printf '=== [%4d s] %s\n' "$SECONDS" "$*"; }
+# say TEXT: a step's line, with the seconds since the command started;
+# every one is printed again at the end (timeline), where a log cut to its
+# last lines still shows them.
+timeline=()
+say() {
+  local line
+  line=$(printf '=== [%4d s] %s' "$SECONDS" "$*")
+  timeline+=("$line")
+  echo "$line"
+}
 
 bash "$repo/scripts/install-deps.sh" || exit 1
 say "dependencies installed"
+# The machine, to compare one run's times with another's.
+say "machine: $jobs cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), $(
+  awk '/^MemTotal:/ { printf "%.0f", $2 / 1048576 }' /proc/meminfo) GiB, load average $(
+  cut -d ' ' -f 1-3 /proc/loadavg)"
 
 # Open MPI's pml cm loads the PSM and PSM2 libraries in every process it
 # starts (0.2 s of the 0.3 s an empty job of 2 takes here) and declines
@@ -352,5 +364,7 @@ if ${python_ok[mpich]}; then
 fi
 
 echo
+echo "the steps, again:"
+printf '%s\n' "${timeline[@]}"
 echo "total: $passed passed, $failed failed, $skipped skipped, in $SECONDS s"
 exit "$status"
