@@ -25,14 +25,28 @@ from collections.abc import Generator
 import pytest
 from mpi4py import MPI
 
-#: Seconds a process whose test failed waits for the others to finish it.
-FAILED_WAIT_S = float(os.environ.get("MPIDHT_TEST_FAILED_WAIT_S", "60"))
+
+def _failed_wait_s() -> float:
+    """MPIDHT_TEST_FAILED_WAIT_S: seconds, finite and at least 0."""
+    text = os.environ.get("MPIDHT_TEST_FAILED_WAIT_S", "60")
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0 <= seconds < math.inf:
+        raise pytest.UsageError(
+            f"MPIDHT_TEST_FAILED_WAIT_S={text!r}: expected seconds, a finite number >= 0")
+    return seconds
+
 
 _COMM = pytest.StashKey[MPI.Intracomm]()
+#: Seconds a process whose test failed waits for the others to finish it.
+_WAIT_S = pytest.StashKey[float]()
 _FAILED = pytest.StashKey[list[pytest.TestReport]]()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_WAIT_S] = _failed_wait_s()
     if MPI.COMM_WORLD.Get_size() > 1:
         session.config.stash[_COMM] = MPI.COMM_WORLD.Dup()
 
@@ -65,18 +79,19 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: object
 
 def _after_test(comm: MPI.Intracomm, item: pytest.Item) -> None:
     failed = item.stash.get(_FAILED, [])
-    deadline = time.monotonic() + (FAILED_WAIT_S if failed else math.inf)
+    wait = item.config.stash[_WAIT_S]
+    deadline = time.monotonic() + (wait if failed else math.inf)
     request = comm.Ibarrier()
     while not request.Test():
         if time.monotonic() > deadline:
-            _end_job(item, failed)
+            _end_job(item, failed, wait)
         time.sleep(1e-4)
 
 
-def _end_job(item: pytest.Item, failed: list[pytest.TestReport]) -> None:
+def _end_job(item: pytest.Item, failed: list[pytest.TestReport], wait: float) -> None:
     world = MPI.COMM_WORLD
     lines = [f"rank {world.Get_rank()} of {world.Get_size()}: {item.nodeid} failed here, and "
-             f"the other processes did not finish it within {FAILED_WAIT_S:g} s (they wait "
+             f"the other processes did not finish it within {wait:g} s (they wait "
              "for this one): ending the job"]
     lines += [f"--- {report.when}:\n{report.longreprtext}" for report in failed]
     sys.stdout.flush()

@@ -2,14 +2,16 @@
 that fails on one process while the other waits in it for that one ends
 the job within the wait, naming the test and printing its failure; where
 the other process finishes the test anyway, the run goes on and pytest
-reports the failure as usual. Jobs of their own, at 2 processes."""
+reports the failure as usual; a wait that is no number of seconds is
+refused. Jobs of their own, at 2 processes."""
 
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, failing_job, launcher
+from conftest import REPO, failing_job, launcher, outside_job_env
 from junit_counts import counts
 
 # Jobs of their own: no communicator of the tests' job.
@@ -65,3 +67,15 @@ def test_failure_the_others_finish_leaves_the_run_going(tmp_path: Path) -> None:
     assert "ending the job" not in (tmp_path / "out" / "rank1.log").read_text()
     assert counts(str(tmp_path / "out" / "rank0.xml")) == (2, 0, 0)
     assert counts(str(tmp_path / "out" / "rank1.xml")) == (1, 1, 0)
+
+
+@pytest.mark.parametrize("wait", ["soon", "-1", "inf", ""])
+def test_a_wait_that_is_no_seconds_is_refused(tmp_path: Path, wait: str) -> None:
+    (tmp_path / "test_scratch.py").write_text(SCRATCH)
+    env = {**outside_job_env(), "PYTHONPATH": str(REPO / "python" / "tests"),
+           "MPIDHT_TEST_FAILED_WAIT_S": wait}
+    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "rank_failures", "--rootdir",
+                          str(tmp_path), "-k", "test_after", str(tmp_path / "test_scratch.py")],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == pytest.ExitCode.USAGE_ERROR
+    assert f"MPIDHT_TEST_FAILED_WAIT_S={wait!r}: expected seconds" in out.stderr
