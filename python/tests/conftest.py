@@ -84,14 +84,22 @@ def launcher() -> list[str]:
     return [path, "--oversubscribe"] if openmpi else [path]
 
 
-def failing_job(command: list[str], more_env: Mapping[str, str] = {}) -> str:
-    """The stderr of a job of its own (not this job's launcher variables;
-    more_env added) that must fail within 120 s; the test fails if it
-    still runs then (a process waited for the failed one)."""
+def own_job_env(more_env: Mapping[str, str] = {}) -> dict[str, str]:
+    """The environment of a command that starts MPI as a job of its own,
+    even when this process runs under a launcher: none of the launcher's
+    variables (an MPI started with them would take itself for a rank of
+    this job, and fail to reach its launcher), more_env added."""
     env = {k: v for k, v in os.environ.items()
            if k.startswith(("PATH", "PYTHON", "VIRTUAL_ENV", "HOME", "LD_", "MPI4PY_",
                             "OMPI_ALLOW_RUN_AS_ROOT"))}
-    job = subprocess.Popen(command, env={**env, **more_env}, stdout=subprocess.PIPE,
+    return {**env, **more_env}
+
+
+def failing_job(command: list[str], more_env: Mapping[str, str] = {}) -> str:
+    """The stderr of a job of its own (own_job_env(more_env)) that must
+    fail within 120 s; the test fails if it still runs then (a process
+    waited for the failed one)."""
+    job = subprocess.Popen(command, env=own_job_env(more_env), stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         _, err = job.communicate(timeout=120)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, failing_job, launcher, outside_job_env
+from conftest import REPO, failing_job, launcher, own_job_env
 from junit_counts import counts
 
 # Jobs of their own: no communicator of the tests' job.
@@ -72,8 +72,8 @@ def test_failure_the_others_finish_leaves_the_run_going(tmp_path: Path) -> None:
 @pytest.mark.parametrize("wait", ["soon", "-1", "inf", ""])
 def test_a_wait_that_is_no_seconds_is_refused(tmp_path: Path, wait: str) -> None:
     (tmp_path / "test_scratch.py").write_text(SCRATCH)
-    env = {**outside_job_env(), "PYTHONPATH": str(REPO / "python" / "tests"),
-           "MPIDHT_TEST_FAILED_WAIT_S": wait}
+    env = own_job_env({"PYTHONPATH": str(REPO / "python" / "tests"),
+                       "MPIDHT_TEST_FAILED_WAIT_S": wait})
     out = subprocess.run([sys.executable, "-m", "pytest", "-p", "rank_failures", "--rootdir",
                           str(tmp_path), "-k", "test_after", str(tmp_path / "test_scratch.py")],
                          env=env, capture_output=True, text=True, timeout=120)
