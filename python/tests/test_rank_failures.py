@@ -39,17 +39,24 @@ def test_after():
 '''
 
 
+TESTS = REPO / "python" / "tests"
+
+
+def scratch_pytest(tmp_path: Path, select: str) -> list[str]:
+    """pytest's arguments for SCRATCH's tests matching select, written into
+    tmp_path, with the plugin (TESTS on PYTHONPATH)."""
+    (tmp_path / "test_scratch.py").write_text(SCRATCH)
+    return ["-p", "rank_failures", "--rootdir", str(tmp_path), "-k", select,
+            str(tmp_path / "test_scratch.py")]
+
+
 def scratch_job(tmp_path: Path, select: str) -> None:
     """pytest at 2 processes (pytest-rank.sh: logs and JUnit reports per
-    rank in tmp_path/out) over SCRATCH's tests matching select, with the
-    plugin and a 2 s wait, which must fail."""
-    (tmp_path / "test_scratch.py").write_text(SCRATCH)
-    tests = REPO / "python" / "tests"
-    failing_job(
-        [*launcher(), "-n", "2", "bash", str(tests / "pytest-rank.sh"), sys.executable,
-         str(tmp_path / "out"), "-p", "rank_failures", "--rootdir", str(tmp_path),
-         "-k", select, str(tmp_path / "test_scratch.py")],
-        {"PYTHONPATH": str(tests), "MPIDHT_TEST_FAILED_WAIT_S": "2"})
+    rank in tmp_path/out) over scratch_pytest's tests, with a 2 s wait,
+    which must fail."""
+    failing_job([*launcher(), "-n", "2", "bash", str(TESTS / "pytest-rank.sh"), sys.executable,
+                 str(tmp_path / "out"), *scratch_pytest(tmp_path, select)],
+                {"PYTHONPATH": str(TESTS), "MPIDHT_TEST_FAILED_WAIT_S": "2"})
 
 
 def test_failure_while_the_others_wait_ends_the_job(tmp_path: Path) -> None:
@@ -71,11 +78,9 @@ def test_failure_the_others_finish_leaves_the_run_going(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("wait", ["soon", "-1", "inf", ""])
 def test_a_wait_that_is_no_seconds_is_refused(tmp_path: Path, wait: str) -> None:
-    (tmp_path / "test_scratch.py").write_text(SCRATCH)
-    env = own_job_env({"PYTHONPATH": str(REPO / "python" / "tests"),
-                       "MPIDHT_TEST_FAILED_WAIT_S": wait})
-    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "rank_failures", "--rootdir",
-                          str(tmp_path), "-k", "test_after", str(tmp_path / "test_scratch.py")],
-                         env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-m", "pytest", *scratch_pytest(tmp_path, "test_after")],
+                         env=own_job_env({"PYTHONPATH": str(TESTS),
+                                          "MPIDHT_TEST_FAILED_WAIT_S": wait}),
+                         capture_output=True, text=True, timeout=120)
     assert out.returncode == pytest.ExitCode.USAGE_ERROR
     assert f"MPIDHT_TEST_FAILED_WAIT_S={wait!r}: expected seconds" in out.stderr

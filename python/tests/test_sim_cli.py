@@ -17,7 +17,7 @@ from mpidht_sim import __version__
 from mpidht_sim.cli import launcher_rank
 from mpidht_sim.config import ConfigError
 
-from conftest import failing_job, launcher
+from conftest import failing_job, launcher, own_job_env
 
 # Commands and jobs of their own: no communicator of the tests' job.
 pytestmark = pytest.mark.one_process
@@ -107,9 +107,7 @@ def test_signal_to_the_launcher_stops_the_run(tmp_path: Path) -> None:
     exited with 0 from every job here that got SIGUSR1 (a bare mpi4py
     program that exits with 3 too), so there summary.json tells. A job of
     its own."""
-    env = {k: v for k, v in os.environ.items()
-           if k.startswith(("PATH", "PYTHON", "VIRTUAL_ENV", "HOME", "LD_", "MPI4PY_",
-                            "OMPI_ALLOW_RUN_AS_ROOT"))}
+    env = own_job_env()
     out = tmp_path / "out"
     command = [*launcher(), "-n", "2", sys.executable, "-m", "mpidht_sim", "--set",
                "grid.nx=8", "--set", "grid.ny=8", "--iterations", "5000", "--set",
@@ -161,9 +159,7 @@ def test_signal_while_set_up_stops_after_the_first_iteration(tmp_path: Path) -> 
     noted on the master and ignored on the worker: the run stops after its
     first iteration, writing summary.json (the signal ended both
     processes: no summary.json, exit status 138). A job of its own."""
-    env = {k: v for k, v in os.environ.items()
-           if k.startswith(("PATH", "PYTHON", "VIRTUAL_ENV", "HOME", "LD_", "MPI4PY_",
-                            "OMPI_ALLOW_RUN_AS_ROOT"))}
+    env = own_job_env()
     out = tmp_path / "out"
     job = subprocess.run([*launcher(), "-n", "2", sys.executable, "-c", SIGNALLED_EARLY,
                           "--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "50",
@@ -207,9 +203,7 @@ def test_damaged_warm_start_ends_every_process_cleanly(tmp_path: Path) -> None:
     """A saved DHT that restore refuses (here a flipped byte in a record)
     ends every process with status 2 and one message, not MPI_Abort: the
     refusal comes on every worker alike. A job of its own."""
-    env = {k: v for k, v in os.environ.items()
-           if k.startswith(("PATH", "PYTHON", "VIRTUAL_ENV", "HOME", "LD_", "MPI4PY_",
-                            "OMPI_ALLOW_RUN_AS_ROOT"))}
+    env = own_job_env()
     tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "2", "--quiet",
             "--no-plots"]
 
