@@ -15,6 +15,11 @@
 #        emulated-hosts.sh agent [-OPT...] HOST CMD...   launch agent for MPI
 #                                         (as ssh: CMD is joined into one
 #                                         shell command run on HOST)
+#        emulated-hosts.sh stacks         every program running on the hosts
+#                                         (launchers and shells left out) with
+#                                         the native stacks of its threads
+#                                         (gdb; without it, only the list)
+#        emulated-hosts.sh stop           kill every process on the hosts
 #
 # Layout: namespace HOST (default names mpidht-h0, mpidht-h1, ...) holds
 # lo and eth0 with address NET.(i+1)/24; a bridge namespace holds the
@@ -163,6 +168,37 @@ run_on() {
     sh "$state/$host.boot_id" "$@"
 }
 
+# The processes in the hosts' network namespaces: all of them were started
+# there by this script (exec, agent).
+host_pids() {
+  local n i
+  n=$(count_up)
+  for ((i = 0; i < n; ++i)); do ip netns pids "$(host_name "$i")" 2>/dev/null || true; done
+}
+
+# Programs, not the launchers, daemons and shells that start them.
+is_launcher() {
+  case $1 in
+    mpiexec* | mpirun* | orted | prted | hydra_pmi_proxy | sh | bash | ip | nsenter | timeout | sleep) return 0 ;;
+  esac
+  return 1
+}
+
+stacks() {
+  local pid comm have_gdb=true
+  command -v gdb > /dev/null || have_gdb=false
+  $have_gdb || echo "(gdb is not installed: the processes without their stacks)"
+  for pid in $(host_pids); do
+    comm=$(cat "/proc/$pid/comm" 2> /dev/null) || continue
+    is_launcher "$comm" && continue
+    echo "=== process $pid ($comm): $(tr '\0' ' ' < "/proc/$pid/cmdline" 2> /dev/null | cut -c1-200)"
+    if $have_gdb; then
+      timeout 60 gdb -p "$pid" -batch -nx -ex 'thread apply all bt' 2> /dev/null |
+        grep -E '^(Thread|#)' || echo "(no stack: gdb could not attach)"
+    fi
+  done
+}
+
 validate_settings
 case ${1:-} in
   check)
@@ -203,6 +239,11 @@ case ${1:-} in
     host=$1
     shift
     run_on "$host" /bin/sh -c "$*"
+    ;;
+  stacks) stacks ;;
+  stop)
+    mapfile -t pids < <(host_pids)
+    ((${#pids[@]} == 0)) || kill -KILL "${pids[@]}" 2> /dev/null || true
     ;;
   -h|--help) usage ;;
   *) usage >&2; exit 2 ;;

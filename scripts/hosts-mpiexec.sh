@@ -5,7 +5,8 @@
 # on different hosts talk over TCP on the hosts' own addresses.
 #
 # usage: hosts-mpiexec.sh [--mpi openmpi|mpich] [--hosts N] [--per-host K]
-#                         [--osc pt2pt|ucx|default] [--dry-run] -- PROGRAM [ARGS...]
+#                         [--osc pt2pt|ucx|default] [--limit S] [--dry-run]
+#                         -- PROGRAM [ARGS...]
 #   --mpi       which MPI launches (default openmpi); the program must be
 #               built with it
 #   --hosts     use the first N hosts (default: all that are up)
@@ -17,6 +18,10 @@
 #               what /etc/openmpi/openmpi-mca-params.conf leaves, which on
 #               Debian excludes both, so that no component serves a window
 #               between hosts). docs/hosts.md says what each does here.
+#   --limit     stop the job after S seconds: first print every program
+#               running on the hosts with its threads' stacks
+#               (emulated-hosts.sh stacks), then kill the job and what it
+#               left on the hosts, and exit 124 (as timeout(1) does)
 #   --dry-run   print the command instead of running it
 #
 # The environment is passed to every rank, as on hosts that share a login
@@ -25,7 +30,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-mpi=openmpi hosts= per_host=1 osc=pt2pt dry=false
+mpi=openmpi hosts= per_host=1 osc=pt2pt limit= dry=false
 die() { echo "hosts-mpiexec.sh: $*" >&2; exit 2; }
 while (($#)); do
   case $1 in
@@ -33,6 +38,7 @@ while (($#)); do
     --hosts) hosts=${2:-}; shift 2 ;;
     --per-host) per_host=${2:-}; shift 2 ;;
     --osc) osc=${2:-}; shift 2 ;;
+    --limit) limit=${2:-}; shift 2 ;;
     --dry-run) dry=true; shift ;;
     --) shift; break ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -44,6 +50,7 @@ done
 [[ $osc == pt2pt || $osc == ucx || $osc == default ]] ||
   die "--osc '$osc': expected pt2pt, ucx or default"
 [[ $per_host =~ ^[1-9][0-9]?$ ]] || die "--per-host '$per_host': expected 1 to 99"
+[[ -z $limit || $limit =~ ^[1-9][0-9]{0,4}$ ]] || die "--limit '$limit': expected 1 to 99999 seconds"
 
 mapfile -t names < <("$here/emulated-hosts.sh" names)
 if [[ -n $hosts ]]; then
@@ -75,4 +82,23 @@ fi
 # Open MPI as root, more ranks than a host's cores (harmless for MPICH).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
-exec "$here/emulated-hosts.sh" exec "${names[0]}" "${cmd[@]}"
+[[ -n $limit ]] || exec "$here/emulated-hosts.sh" exec "${names[0]}" "${cmd[@]}"
+"$here/emulated-hosts.sh" exec "${names[0]}" "${cmd[@]}" &
+job=$!
+# Five looks a second (most jobs take a second or less); the last look
+# after the limit.
+for ((look = 0; look <= 5 * limit; ++look)); do
+  kill -0 "$job" 2> /dev/null || { wait "$job"; exit; }
+  ((look == 5 * limit)) || sleep 0.2
+done
+echo "hosts-mpiexec.sh: the job still runs after $limit s; what runs on the hosts:"
+"$here/emulated-hosts.sh" stacks
+kill -TERM "$job" 2> /dev/null || true
+for ((waited = 0; waited < 10; ++waited)); do
+  kill -0 "$job" 2> /dev/null || break
+  sleep 1
+done
+"$here/emulated-hosts.sh" stop
+wait "$job" 2> /dev/null || true
+echo "hosts-mpiexec.sh: stopped after $limit s"
+exit 124

@@ -24,8 +24,9 @@ all=(
   clang libclang-rt-14-dev
   # the benchmark suite: servers to compare with, their clients
   redis-server memcached libhiredis-dev libmemcached-dev
-  # emulated hosts (network namespaces, bridge, veth pairs)
-  iproute2
+  # emulated hosts (network namespaces, bridge, veth pairs), and the stacks
+  # of a run across them that is stopped at its limit
+  iproute2 gdb
 )
 
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then

@@ -371,5 +371,14 @@ fi
 echo
 echo "the steps, again:"
 printf '%s\n' "${timeline[@]}"
+# Runs across hosts stopped at their limit and run once more (on-hosts.sh,
+# simulator-across.sh: Open MPI's osc pt2pt crawls on a busy machine), named
+# here, since a test that passed on its second run shows no output above.
+for log in "$build_root"/*/Testing/Temporary/LastTest.log "$build_root/hosts-simulator.log"; do
+  [[ -f $log ]] || continue
+  retried=$(grep -c "RETRIED" "$log" || true)
+  ((retried == 0)) ||
+    echo "retried: $retried run(s) across hosts stopped and run once more; their stacks: $log"
+done
 echo "total: $passed passed, $failed failed, $skipped skipped, in $SECONDS s"
 exit "$status"

@@ -26,21 +26,25 @@ fi
 trap '"$hosts" down' EXIT
 trap 'exit 130' INT TERM
 "$hosts" up 2
-rm -rf "$out"
 # Open MPI's osc pt2pt serves the windows between hosts and refuses
 # MPI_THREAD_MULTIPLE, which mpi4py asks for unless told otherwise.
 # The run takes 45 s here (up to 110 s with both cores kept busy by other
 # work). A test still running after 120 s has every rank write its Python
-# stack to its log (faulthandler_timeout, pyproject.toml), the launcher is
-# stopped at 300 s, and on failure the other ranks' logs end this output
-# (rank 0's is above it).
-limit=300 rc=0
-MPI4PY_RC_THREAD_LEVEL=serialized timeout "$limit" "$repo/scripts/hosts-mpiexec.sh" \
-  --mpi openmpi --osc pt2pt --per-host 2 -- \
-  "$repo/python/tests/pytest-rank.sh" "$python" "$out" "$repo/python/tests/test_sim_run.py" \
-  || rc=$?
-if ((rc != 0)); then
-  ((rc != 124)) || echo "simulator-across.sh: stopped after $limit s"
+# stack to its log (faulthandler_timeout, pyproject.toml). A run still
+# going after 200 s is stopped, every rank's native stacks printed first
+# (hosts-mpiexec.sh --limit), and run once more, saying so, as on-hosts.sh
+# does for the C tests: osc pt2pt crawls on a busy machine (docs/hosts.md).
+# On failure the other ranks' logs end this output (rank 0's is above it).
+limit=200
+for attempt in 1 2; do
+  rm -rf "$out"
+  rc=0
+  MPI4PY_RC_THREAD_LEVEL=serialized "$repo/scripts/hosts-mpiexec.sh" \
+    --mpi openmpi --osc pt2pt --per-host 2 --limit "$limit" -- \
+    "$repo/python/tests/pytest-rank.sh" "$python" "$out" "$repo/python/tests/test_sim_run.py" \
+    || rc=$?
+  ((rc != 0)) || exit 0
   other_ranks_logs "$out"
-fi
-exit "$rc"
+  ((rc == 124 && attempt == 1)) || exit "$rc"
+  echo "simulator-across.sh: RETRIED: run 1 stopped after $limit s (stacks and logs above); running once more"
+done

@@ -2,8 +2,11 @@
 # scripts/emulated-hosts.sh as the tests and benchmarks use it, under its
 # own host names: `up` twice and `down` twice are safe; each host has its
 # own host name, address and boot id and reaches the others by name; the
-# launch agent runs an ssh-style command line there; `down` leaves no
-# namespace, file or mount behind. Exits 77 (CTest's skip) where this
+# launch agent runs an ssh-style command line there; `stacks` lists a
+# program running on a host (not its shell) and `stop` ends it;
+# hosts-mpiexec.sh --limit stops a job that outlives its limit, printing
+# what runs first, and exits 124; `down` leaves no namespace, file or
+# mount behind. Exits 77 (CTest's skip) where this
 # machine cannot make hosts.
 set -euo pipefail
 export MPIDHT_HOSTS_PREFIX=mpidht-s MPIDHT_HOSTS_NET=10.213.77
@@ -33,6 +36,30 @@ done
 # The agent, as ssh is called: options, host, then words of one command.
 [[ $("$scripts/hosts-agent.sh" -x mpidht-s1 echo '$(hostname)' ok) == "mpidht-s1 ok" ]] ||
   fail "agent"
+# A program left running on a host: listed by `stacks`, its shell not;
+# `stop` ends it.
+"$hosts" exec mpidht-s1 /bin/sh -c 'exec tail -f /dev/null' &
+for ((i = 0; i < 50; ++i)); do
+  [[ -n $(ip netns pids mpidht-s1) ]] && break
+  sleep 0.1
+done
+listed=$("$hosts" stacks)
+grep -q '^=== process [0-9]* (tail): tail -f /dev/null' <<< "$listed" || fail "stacks: $listed"
+! grep -q '(sh)' <<< "$listed" || fail "stacks lists a shell: $listed"
+"$hosts" stop
+wait || true
+[[ -z $(ip netns pids mpidht-s1) ]] || fail "stop left processes"
+# A job past its limit: what runs printed, the job and its ranks gone,
+# exit 124, long before the job's own end.
+rc=0
+out=$("$scripts/hosts-mpiexec.sh" --mpi openmpi --hosts 2 --limit 2 -- sleep 600 2>&1) || rc=$?
+((rc == 124)) || fail "--limit: exit $rc, expected 124: $out"
+grep -q 'still runs after 2 s' <<< "$out" && grep -q 'stopped after 2 s' <<< "$out" ||
+  fail "--limit: $out"
+for h in mpidht-s0 mpidht-s1; do
+  [[ -z $(ip netns pids "$h") ]] || fail "--limit left processes on $h"
+done
+
 # Only the hosts have the addresses: none was added here.
 ! ip -o addr | grep -q ' 10\.213\.77\.' || fail "an address leaked into this namespace"
 
@@ -45,4 +72,4 @@ trap - EXIT
 ! compgen -G "/etc/netns/mpidht-s*" > /dev/null || fail "/etc/netns entries left"
 [[ ! -e /run/mpidht-hosts/mpidht-s ]] || fail "state left"
 ! grep -q 'mpidht-hosts/mpidht-s' /proc/mounts || fail "mounts left"
-echo "emulated hosts: up, up again, names, addresses, boot ids, agent, down twice: ok"
+echo "emulated hosts: up, up again, names, addresses, boot ids, agent, stacks, stop, --limit, down twice: ok"
