@@ -26,6 +26,25 @@ no_arguments() {
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
+# What a run across hosts prints when it was stopped at its limit and is
+# run once more (run-tests.sh names the logs that hold it).
+retried_mark=RETRIED
+
+# twice_if_stopped WHO COMMAND...: runs COMMAND, and where it exits 124 (a
+# job across hosts stopped at its limit, hosts-mpiexec.sh --limit, its
+# stacks printed), says so and runs it once more; returns the last run's
+# status. Open MPI's osc pt2pt crawls on a busy machine (docs/hosts.md).
+twice_if_stopped() {
+  local who=$1 rc=0
+  shift
+  "$@" || rc=$?
+  ((rc == 124)) || return "$rc"
+  echo "$who: $retried_mark: run 1 was stopped at its limit (stacks above); running once more"
+  rc=0
+  "$@" || rc=$?
+  return "$rc"
+}
+
 # other_ranks_logs DIR: the last 60 lines of the logs of every rank but 0
 # that python/tests/pytest-rank.sh wrote into DIR (rank 0's went to the
 # terminal), for a run that failed: a failure or a stack dumped on one of

@@ -94,9 +94,9 @@ done
 echo "hosts-mpiexec.sh: the job still runs after $limit s; what runs on the hosts:"
 "$here/emulated-hosts.sh" stacks
 kill -TERM "$job" 2> /dev/null || true
-for ((waited = 0; waited < 10; ++waited)); do
+for ((look = 0; look < 50; ++look)); do # 10 s for the launcher to end its job
   kill -0 "$job" 2> /dev/null || break
-  sleep 1
+  sleep 0.2
 done
 "$here/emulated-hosts.sh" stop
 wait "$job" 2> /dev/null || true

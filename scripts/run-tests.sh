@@ -376,7 +376,7 @@ printf '%s\n' "${timeline[@]}"
 # here, since a test that passed on its second run shows no output above.
 for log in "$build_root"/*/Testing/Temporary/LastTest.log "$build_root/hosts-simulator.log"; do
   [[ -f $log ]] || continue
-  retried=$(grep -c "RETRIED" "$log" || true)
+  retried=$(grep -c "$retried_mark" "$log" || true)
   ((retried == 0)) ||
     echo "retried: $retried run(s) across hosts stopped and run once more; their stacks: $log"
 done

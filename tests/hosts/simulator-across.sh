@@ -35,16 +35,14 @@ trap 'exit 130' INT TERM
 # (hosts-mpiexec.sh --limit), and run once more, saying so, as on-hosts.sh
 # does for the C tests: osc pt2pt crawls on a busy machine (docs/hosts.md).
 # On failure the other ranks' logs end this output (rank 0's is above it).
-limit=200
-for attempt in 1 2; do
+run() {
   rm -rf "$out"
-  rc=0
+  local rc=0
   MPI4PY_RC_THREAD_LEVEL=serialized "$repo/scripts/hosts-mpiexec.sh" \
-    --mpi openmpi --osc pt2pt --per-host 2 --limit "$limit" -- \
+    --mpi openmpi --osc pt2pt --per-host 2 --limit 200 -- \
     "$repo/python/tests/pytest-rank.sh" "$python" "$out" "$repo/python/tests/test_sim_run.py" \
     || rc=$?
-  ((rc != 0)) || exit 0
-  other_ranks_logs "$out"
-  ((rc == 124 && attempt == 1)) || exit "$rc"
-  echo "simulator-across.sh: RETRIED: run 1 stopped after $limit s (stacks and logs above); running once more"
-done
+  ((rc == 0)) || other_ranks_logs "$out"
+  return "$rc"
+}
+twice_if_stopped simulator-across.sh run
