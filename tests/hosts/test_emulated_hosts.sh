@@ -5,12 +5,14 @@
 # launch agent runs an ssh-style command line there; `stacks` lists a
 # program running on a host (not its shell) and `stop` ends it;
 # hosts-mpiexec.sh --limit stops a job that outlives its limit, printing
-# what runs first, and exits 124; `down` leaves no namespace, file or
+# what runs first, and exits 124; on-hosts.sh runs a stopped program once
+# more, saying so, and one that fails only once; `down` leaves no namespace, file or
 # mount behind. Exits 77 (CTest's skip) where this
 # machine cannot make hosts.
 set -euo pipefail
 export MPIDHT_HOSTS_PREFIX=mpidht-s MPIDHT_HOSTS_NET=10.213.77
-scripts=$(cd "$(dirname "$0")/../../scripts" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+scripts=$(cd "$here/../../scripts" && pwd)
 hosts=$scripts/emulated-hosts.sh
 if ! reason=$("$hosts" check 2>&1); then
   echo "SKIPPED: $reason"
@@ -59,6 +61,16 @@ grep -q 'still runs after 2 s' <<< "$out" && grep -q 'stopped after 2 s' <<< "$o
 for h in mpidht-s0 mpidht-s1; do
   [[ -z $(ip netns pids "$h") ]] || fail "--limit left processes on $h"
 done
+# on-hosts.sh: a program stopped at its limit runs once more, saying so,
+# and a second stop fails (124); a program that fails runs once.
+rc=0
+out=$(MPIDHT_HOSTS_ATTEMPT_S=1 "$here/on-hosts.sh" mpiexec.openmpi 2 1 sleep 600 2>&1) || rc=$?
+((rc == 124)) && [[ $(grep -c 'RETRIED' <<< "$out") == 1 &&
+  $(grep -c 'stopped after 1 s' <<< "$out") == 2 ]] || fail "on-hosts.sh, two stops: $rc: $out"
+rc=0
+out=$("$here/on-hosts.sh" mpiexec.openmpi 2 1 false 2>&1) || rc=$?
+((rc != 0 && rc != 124)) && ! grep -q 'RETRIED' <<< "$out" ||
+  fail "on-hosts.sh, a failing program: $rc: $out"
 
 # Only the hosts have the addresses: none was added here.
 ! ip -o addr | grep -q ' 10\.213\.77\.' || fail "an address leaked into this namespace"
