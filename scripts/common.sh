@@ -33,7 +33,8 @@ retried_mark=RETRIED
 # twice_if_stopped WHO COMMAND...: runs COMMAND, and where it exits 124 (a
 # job across hosts stopped at its limit, hosts-mpiexec.sh --limit, its
 # stacks printed), says so and runs it once more; returns the last run's
-# status. Open MPI's osc pt2pt crawls on a busy machine (docs/hosts.md).
+# status. Open MPI's osc pt2pt crawls on a busy machine where the hosts
+# have no CPU group of their own (docs/hosts.md).
 twice_if_stopped() {
   local who=$1 rc=0
   shift

@@ -9,7 +9,8 @@
 #                                         --delay: tc netem one-way delay per
 #                                         host interface (needs sch_netem)
 #        emulated-hosts.sh down           remove every emulated host
-#        emulated-hosts.sh status         list the hosts that are up
+#        emulated-hosts.sh status         list the hosts that are up, and
+#                                         their CPU group (below)
 #        emulated-hosts.sh names          print the host names, one a line
 #        emulated-hosts.sh exec HOST CMD...   run CMD on HOST
 #        emulated-hosts.sh agent [-OPT...] HOST CMD...   launch agent for MPI
@@ -31,6 +32,21 @@
 # over in the mount namespace of the commands run there): UCX takes
 # processes with the same boot id for one machine and would move bytes
 # between hosts through shared memory instead of TCP.
+# CPU share: separate machines run their processes on processors of their
+# own, these hosts on this machine's, beside whatever else runs on it. An
+# MPI process waiting for a message yields the processor where ranks
+# outnumber cores (Open MPI's default then), and under Linux's EEVDF
+# scheduler a process that yields loses its turn to every busy one: with
+# two busy processes beside a job of 4 ranks on 2 cores, Open MPI's
+# one-sided calls across hosts (osc pt2pt, whose target must run to
+# answer) went from 12-17 s to no end in 60 s (docs/hosts.md). So where
+# this machine has a CPU cgroup controller (cgroup v1's cpu hierarchy, or
+# cgroup v2 with cpu enabled for the root's children), `up` makes a group
+# PREFIX there weighted ten times a process's default share, and every
+# command run on a host (exec, agent) goes into it: the hosts' processes
+# share their part of the processors among themselves, as on machines of
+# their own, and take at most what they use. Where there is none, the
+# hosts run without it (`status` says which).
 # `up` with hosts already up of another count tears them down first; `up`
 # and `down` are safe to repeat, and a failed `up` leaves nothing behind.
 # Environment: MPIDHT_HOSTS_PREFIX (default mpidht-h, at most 10
@@ -79,6 +95,52 @@ validate_settings() {
 host_name() { echo "$prefix$1"; }
 count_up() { cat "$state/count" 2> /dev/null || echo 0; }
 
+# The CPU controller's root group: cgroup v1's cpu hierarchy, else cgroup
+# v2's root where it gives cpu to its children; nothing if neither.
+cpu_root() {
+  if [[ -f /sys/fs/cgroup/cpu/cpu.shares ]]; then
+    echo /sys/fs/cgroup/cpu
+  elif [[ -f /sys/fs/cgroup/cgroup.subtree_control ]] &&
+    grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control; then
+    echo /sys/fs/cgroup
+  fi
+}
+
+# The hosts' CPU group (above), its path kept in the state folder; nothing
+# where it cannot be made.
+cpu_group_up() {
+  local root dir
+  root=$(cpu_root)
+  [[ -n $root ]] || return 0
+  dir=$root/$prefix
+  mkdir "$dir" 2> /dev/null || [[ -f $dir/cgroup.procs ]] || return 0
+  if { [[ -f $dir/cpu.shares ]] && echo 10240 > "$dir/cpu.shares"; } 2> /dev/null ||
+    { [[ -f $dir/cpu.weight ]] && echo 1000 > "$dir/cpu.weight"; } 2> /dev/null; then
+    echo "$dir" > "$state/cpu_group"
+  else
+    rmdir "$dir" 2> /dev/null || true
+  fi
+}
+
+# Removes the hosts' CPU group; a process still in it (one `stop` did not
+# end) goes back to the root group first. Waits up to 5 s for processes
+# being killed to leave it.
+cpu_group_down() {
+  local root dir pid try
+  root=$(cpu_root)
+  [[ -n $root ]] || return 0
+  dir=$root/$prefix
+  [[ -f $dir/cgroup.procs ]] || return 0
+  for ((try = 0; try < 50; ++try)); do
+    while read -r pid; do
+      echo "$pid" > "$root/cgroup.procs" 2> /dev/null || true
+    done < "$dir/cgroup.procs"
+    rmdir "$dir" 2> /dev/null && return 0
+    sleep 0.1
+  done
+  echo "emulated-hosts.sh: could not remove the CPU group $dir" >&2
+}
+
 # Every namespace and file this script may have made, whatever the count.
 down() {
   local ns
@@ -95,7 +157,7 @@ down() {
       rm -f "$f"
     done
     rm -f "$state"/*.boot_id
-    rm -f "$state/count"
+    rm -f "$state/count" "$state/cpu_group"
     rmdir "$state" 2> /dev/null || true
     rmdir "$(dirname "$state")" 2> /dev/null || true
   fi
@@ -103,6 +165,7 @@ down() {
     [[ -e $f && $(basename "$f") =~ ^${prefix}[0-9]+$ ]] && rm -rf "$f"
   done
   rmdir /etc/netns 2> /dev/null || true
+  cpu_group_down
 }
 
 up() {
@@ -113,7 +176,8 @@ up() {
   reason=$(why_not)
   [[ -z $reason ]] || die "cannot make emulated hosts here: $reason"
   if (($(count_up) == n)) && ip netns list | grep -qx "$hub\( .*\)\?" && [[ -z $delay ]]; then
-    return 0   # already up with this count
+    cpu_group_up   # already up with this count (made before there was a group)
+    return 0
   fi
   down
   # Whatever stops the build midway (a failed command, die, a signal)
@@ -150,6 +214,7 @@ up() {
       for ((j = 0; j < n; ++j)); do printf '%s\t%s\n' "$net.$((j + 1))" "$(host_name "$j")"; done
     } > "/etc/netns/$name/hosts"
   done
+  cpu_group_up
   echo "$n" > "$state/count"
   trap - EXIT INT TERM
 }
@@ -162,6 +227,12 @@ run_on() {
   shift
   [[ $host =~ ^${prefix}[0-9]+$ && -e $state/$host.uts ]] ||
     die "no emulated host '$host' (up: $(count_up) hosts named $prefix<i>)"
+  # Into the hosts' CPU group, with everything this starts. A launcher on
+  # a host, starting ranks on another (agent), is in it already, and does
+  # not see it: `ip netns exec` mounted a sysfs of the host's own over /sys.
+  if [[ -s $state/cpu_group ]]; then
+    { echo $$ > "$(< "$state/cpu_group")/cgroup.procs"; } 2> /dev/null || true
+  fi
   # shellcheck disable=SC2016
   exec ip netns exec "$host" nsenter --uts="$state/$host.uts" -- /bin/sh -c \
     'mount --bind "$1" /proc/sys/kernel/random/boot_id && shift && exec "$@"' \
@@ -221,6 +292,11 @@ case ${1:-} in
     n=$(count_up)
     if ((n == 0)); then echo "no emulated hosts"; exit 0; fi
     for ((i = 0; i < n; ++i)); do echo "$(host_name "$i") $net.$((i + 1))"; done
+    if [[ -s $state/cpu_group ]]; then
+      echo "CPU group: $(< "$state/cpu_group") (ten times the default weight)"
+    else
+      echo "CPU group: none (no CPU cgroup controller here)"
+    fi
     ;;
   names)
     n=$(count_up)

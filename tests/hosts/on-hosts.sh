@@ -11,7 +11,8 @@
 # slowest of these tests takes 17 s, under the sanitizers) is stopped, every rank's stacks
 # printed first, and run once more, saying so: Open MPI 4.1's osc pt2pt
 # all but stops in plain MPI_Win_lock / flush / unlock calls while the
-# machine is busy (docs/hosts.md has a program of MPI calls alone that
+# machine is busy, unless the hosts have a CPU group of their own
+# (emulated-hosts.sh; docs/hosts.md has a program of MPI calls alone that
 # shows it). A second run that does not end fails the test.
 #
 # usage: on-hosts.sh MPIEXEC HOSTS PER_HOST PROGRAM [ARGS...]

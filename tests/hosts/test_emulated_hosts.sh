@@ -6,8 +6,10 @@
 # program running on a host (not its shell) and `stop` ends it;
 # hosts-mpiexec.sh --limit stops a job that outlives its limit, printing
 # what runs first, and exits 124; on-hosts.sh runs a stopped program once
-# more, saying so, and one that fails only once; `down` leaves no namespace, file or
-# mount behind. Exits 77 (CTest's skip) where this
+# more, saying so, and one that fails only once; where this machine has a
+# CPU cgroup controller, what runs on a host is in the hosts' CPU group,
+# weighted ten times the default; `down` leaves no namespace, file, mount
+# or group behind. Exits 77 (CTest's skip) where this
 # machine cannot make hosts.
 set -euo pipefail
 export MPIDHT_HOSTS_PREFIX=mpidht-s MPIDHT_HOSTS_NET=10.213.77
@@ -32,6 +34,20 @@ for h in mpidht-s0 mpidht-s1 mpidht-s2; do
     fail "$h: boot id not its own"
   seen="$seen $id"
 done
+# The hosts' CPU group, where this machine has a CPU controller: what runs
+# on a host is in it, at ten times the default weight.
+group=$("$hosts" status | sed -n 's/^CPU group: \(\/[^ ]*\) .*/\1/p')
+if [[ -n $group ]]; then
+  [[ $(basename "$group") == mpidht-s ]] || fail "CPU group named $group"
+  weight=$(cat "$group/cpu.shares" 2> /dev/null || cat "$group/cpu.weight")
+  [[ $weight == 10240 || $weight == 1000 ]] || fail "CPU group weight $weight"
+  "$hosts" exec mpidht-s1 cat /proc/self/cgroup | grep -q ':/mpidht-s$' ||
+    fail "a host's command is not in the CPU group: $("$hosts" exec mpidht-s1 cat /proc/self/cgroup)"
+  "$scripts/hosts-agent.sh" mpidht-s0 cat /proc/self/cgroup | grep -q ':/mpidht-s$' ||
+    fail "the agent's command is not in the CPU group"
+elif [[ -f /sys/fs/cgroup/cpu/cpu.shares ]]; then
+  fail "no CPU group although cgroup v1's cpu controller is here"
+fi
 # By name, over the bridge: host 2 resolves host 0's address.
 [[ $("$hosts" exec mpidht-s2 getent hosts mpidht-s0 | awk '{ print $1 }') == 10.213.77.1 ]] ||
   fail "host names do not resolve"
@@ -83,5 +99,6 @@ trap - EXIT
 ! ip netns list | grep -q '^mpidht-s' || fail "namespaces left"
 ! compgen -G "/etc/netns/mpidht-s*" > /dev/null || fail "/etc/netns entries left"
 [[ ! -e /run/mpidht-hosts/mpidht-s ]] || fail "state left"
+[[ -z $group || ! -e $group ]] || fail "CPU group $group left"
 ! grep -q 'mpidht-hosts/mpidht-s' /proc/mounts || fail "mounts left"
-echo "emulated hosts: up, up again, names, addresses, boot ids, agent, stacks, stop, --limit, down twice: ok"
+echo "emulated hosts: up, up again, names, addresses, boot ids, agent, CPU group${group:+ $group}, stacks, stop, --limit, down twice: ok"
