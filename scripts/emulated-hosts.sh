@@ -45,8 +45,9 @@
 # PREFIX there weighted ten times a process's default share, and every
 # command run on a host (exec, agent) goes into it: the hosts' processes
 # share their part of the processors among themselves, as on machines of
-# their own, and take at most what they use. Where there is none, the
-# hosts run without it (`status` says which).
+# their own, and get up to ten times a process's share against other work
+# while ready to run. Where there is none, the hosts run without it
+# (`status` says which).
 # `up` with hosts already up of another count tears them down first; `up`
 # and `down` are safe to repeat, and a failed `up` leaves nothing behind.
 # Environment: MPIDHT_HOSTS_PREFIX (default mpidht-h, at most 10

@@ -29,9 +29,10 @@ trap 'exit 130' INT TERM
 # Open MPI's osc pt2pt serves the windows between hosts and refuses
 # MPI_THREAD_MULTIPLE, which mpi4py asks for unless told otherwise.
 # The run takes 28-45 s here (39 s with both cores kept busy by other
-# work, the hosts in their CPU group: emulated-hosts.sh). A test still running after 120 s has every rank write its Python
-# stack to its log (faulthandler_timeout, pyproject.toml). A run still
-# going after 200 s is stopped, every rank's native stacks printed first
+# work, the hosts in their CPU group: emulated-hosts.sh). A test still
+# running after 120 s has every rank write its Python stack to its log
+# (faulthandler_timeout, pyproject.toml). A run still going after 200 s
+# is stopped, every rank's native stacks printed first
 # (hosts-mpiexec.sh --limit), and run once more, saying so, as on-hosts.sh
 # does for the C tests: osc pt2pt crawls on a busy machine where the hosts
 # have no CPU group (docs/hosts.md).
