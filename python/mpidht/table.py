@@ -626,7 +626,12 @@ class Table:
             _check_hash(hash, self._key_size)
         except BaseException as e:  # KeyboardInterrupt too: agreed on, then raised
             problem = e
-        if comm != MPI.COMM_NULL and not comm.Is_inter():  # else create refuses it alone
+        # Where MPI is not running (before MPI_Init, after MPI_Finalize) no
+        # MPI call may be made, not even Is_inter: create refuses that
+        # alone (ERR_MPI_NOT_INITIALIZED), as it does a null or an
+        # intercommunicator.
+        if (MPI.Is_initialized() and not MPI.Is_finalized() and comm != MPI.COMM_NULL
+                and not comm.Is_inter()):
             failed = _agree_before_create(comm, problem,
                                           None if problem is not None else self._key_dtype)
             if failed is not None and problem is None:

@@ -3,6 +3,8 @@ process, and never reaches MPI in a form that would crash or hang."""
 
 import copy
 import pickle
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -10,6 +12,8 @@ import pytest
 from mpi4py import MPI
 
 import mpidht
+
+from conftest import own_job_env
 
 
 def test_bad_constructor_arguments_before_mpi(comm: MPI.Intracomm) -> None:
@@ -127,6 +131,32 @@ def test_fault_on_one_rank_reaches_all(comm: MPI.Intracomm) -> None:
         assert str(e.value) == (f"{mpidht.strerror(mpidht.Status.ERR_MISMATCHED_PARAMS)}: "
                                 f"value_size ({8 + rank} on this process) differs between "
                                 "processes")
+
+
+WITHOUT_MPI = """
+import sys
+import mpi4py
+mpi4py.rc.initialize = sys.argv[1] == "after"
+from mpi4py import MPI
+import mpidht
+if sys.argv[1] == "after":
+    MPI.Finalize()
+try:
+    mpidht.Table(MPI.COMM_WORLD, 8, 8, 1 << 20)
+except mpidht.Error as e:
+    print(e.status.name)
+"""
+
+
+@pytest.mark.one_process
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_create_without_mpi_running(when: str) -> None:
+    """A table made before MPI_Init or after MPI_Finalize raises
+    ERR_MPI_NOT_INITIALIZED; no MPI call is made (Open MPI aborts the job
+    on one). A process of its own."""
+    out = subprocess.run([sys.executable, "-c", WITHOUT_MPI, when], env=own_job_env(),
+                         capture_output=True, text=True, timeout=120)
+    assert (out.returncode, out.stdout) == (0, "ERR_MPI_NOT_INITIALIZED\n"), out.stderr
 
 
 def test_null_communicator() -> None:
