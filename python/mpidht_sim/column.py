@@ -4,17 +4,21 @@ under mpiexec the simulator runs with its workers):
 
     python -m mpidht_sim.column [--cells 50] [--steps 100] [--time-step 1000]
                                 [--config FILE] [--set SECTION.KEY=VALUE] [--out DIR]
-                                [--tolerance 1e-3]
+                                [--tolerance 1e-3] [--dht]
 
 The column has ``cells`` reacting cells at Courant number 1: the flow is
 set so that one time step moves exactly one pore volume, and the DHT is
-off. Both sides take the waters, the kinetics and the database from the
-configuration (default: SimDol2D's). ``--set`` may change those, not what
-the column sets itself or does without (time.time_step, time.iterations,
-and the sections grid, flow, run, dht and interp: its flow is set for
-Courant number 1, whatever the cell size, porosity, permeability and
-viscosity): such a key is refused. An --out where no folder can be made
-or written in is refused too, before anything runs.
+off; with ``--dht`` the simulator runs with its surrogate (the DHT and
+the interpolation as configured, from an empty table, saving nothing),
+which checks the surrogate's results against PHREEQC's. Both sides take
+the waters, the kinetics and the database from the configuration
+(default: SimDol2D's). ``--set`` may change those, not what the column
+sets itself or does without (time.time_step, time.iterations, and the
+sections grid, flow, run, dht and interp: its flow is set for Courant
+number 1, whatever the cell size, porosity, permeability and viscosity;
+with --dht the sections dht and interp may be set, but for dht.enabled,
+dht.restore and dht.dump): such a key is refused. An --out where no
+folder can be made or written in is refused too, before anything runs.
 
 How the ends match:
 
@@ -87,13 +91,19 @@ _SETS = {"grid.nx": "it is one cell wide",
          "run": "it saves nothing (--out writes its report) and sets its packages "
                 "from --cells",
          "flow.fixed_pressure": "its ends are set for Courant number 1",
-         "dht": "it runs without the DHT",
-         "interp": "it runs without the DHT",
+         "dht": "it runs without the DHT (--dht runs it with)",
+         "interp": "it runs without the DHT (--dht runs it with)",
          # Whatever these are, the flow is set for Courant number 1: they
          # would change nothing compared.
          "grid": "its flow is set for Courant number 1 whatever the cell size, porosity "
                  "and permeability",
          "flow": "its flow is set for Courant number 1 whatever the viscosity"}
+#: What the column sets itself with --dht, where dht and interp may be set.
+_SETS_WITH_DHT = {
+    **{k: why for k, why in _SETS.items() if k not in ("dht", "interp")},
+    "dht.enabled": "set by --dht",
+    "dht.restore": "it starts from an empty table",
+    "dht.dump": "it saves nothing (--out writes its report)"}
 
 
 @dataclass(frozen=True)
@@ -104,14 +114,18 @@ class ColumnResult:
     simulator: dict[int, Array]   # step -> cells x variables
     phreeqc: dict[int, Array]     # the same from PHREEQC's TRANSPORT
     comparison: Comparison        # max and RMS terms per variable and step
+    #: With the DHT (--dht): the simulator's cell reactions and how many of
+    #: them PHREEQC computed; None without it.
+    surrogate: Optional[dict[str, int]] = None
 
 
 def column_config(cells: int, steps: int, time_step: float, path: Optional[Path] = None,
-                  overrides: Optional[dict[str, Any]] = None) -> Config:
+                  overrides: Optional[dict[str, Any]] = None, dht: bool = False) -> Config:
     """A 1 x (cells + 2) column at Courant number 1: an injecting fixed cell,
-    ``cells`` reacting cells, an outlet fixed cell; DHT off."""
+    ``cells`` reacting cells, an outlet fixed cell; DHT off, or with dht on
+    as configured, from an empty table, saving nothing."""
     for key in overrides or {}:
-        for own, why in _SETS.items():
+        for own, why in (_SETS_WITH_DHT if dht else _SETS).items():
             if key == own or key.startswith(own + "."):
                 raise ConfigError(f"cannot override {key!r} for the column: {why}")
     base = load(path, overrides)
@@ -130,7 +144,7 @@ def column_config(cells: int, steps: int, time_step: float, path: Optional[Path]
     cfg = load(path, {
         **(overrides or {}),
         "grid.nx": 1, "grid.ny": cells + 2, "time.time_step": time_step,
-        "time.iterations": steps, "run.save_every": 1, "dht.enabled": False,
+        "time.iterations": steps, "run.save_every": 1, "dht.enabled": dht,
         "dht.restore": "", "dht.dump": False,
         "run.package_size": max(1, min(cells, 64)),
         "flow.fixed_pressure": [{"cell": [0, 0], "pressure": outlet + dp, "water": "injected"},
@@ -194,19 +208,24 @@ def run_phreeqc(cfg: Config, cells: int, steps: int) -> dict[int, Array]:
 
 
 def validate_column(cells: int, steps: int, time_step: float, comm: Any,
-                    path: Optional[Path] = None,
-                    overrides: Optional[dict[str, Any]] = None) -> Optional[ColumnResult]:
-    """Collective over comm: runs both; rank 0 returns the result."""
+                    path: Optional[Path] = None, overrides: Optional[dict[str, Any]] = None,
+                    dht: bool = False) -> Optional[ColumnResult]:
+    """Collective over comm: runs both (the simulator with its DHT where
+    dht); rank 0 returns the result."""
     from .driver import run
+    from .output import totals
 
-    cfg = column_config(cells, steps, time_step, path, overrides)
+    cfg = column_config(cells, steps, time_step, path, overrides, dht)
     result = run(cfg, comm)
     if comm.Get_rank() != 0:
         return None
     simulated = {it: field[1:-1] for it, field in result.saved.items() if it > 0}
     reference = run_phreeqc(cfg, cells, steps)
+    sums = totals(result)
+    surrogate = ({k: sums[k] for k in ("cells", "misses", "exact_hits", "approximate_hits",
+                                       "interpolated")} if dht else None)
     return ColumnResult(cells, steps, time_step, simulated, reference,
-                        compare(simulated, reference))
+                        compare(simulated, reference), surrogate)
 
 
 def passed(comparison: Comparison, tolerance: float) -> bool:
@@ -219,7 +238,7 @@ def report(r: ColumnResult, tolerance: float) -> str:
     worst, name, step = r.comparison.worst_max
     lines = ["# 1-D column against PHREEQC's TRANSPORT", "",
              f"{r.cells} cells, {r.steps} steps of {r.time_step:g} s at Courant number 1, "
-             "advection only, DHT off; the worst over all steps.", "",
+             f"advection only, {_surrogate(r)}; the worst over all steps.", "",
              "| variable | max abs. difference / max | RMS difference / max |",
              "| --- | --- | --- |"]
     for v, worst_terms in r.comparison.per_variable().items():
@@ -234,6 +253,15 @@ def report(r: ColumnResult, tolerance: float) -> str:
     lines.append(f"Passed: within --tolerance {tolerance:g}." if passed(r.comparison, tolerance)
                  else f"FAILED: not within --tolerance {tolerance:g}.")
     return "\n".join(lines)
+
+
+def _surrogate(r: ColumnResult) -> str:
+    s = r.surrogate
+    if s is None:
+        return "DHT off"
+    return (f"DHT on: PHREEQC computed {s['misses']} of {s['cells']} cell reactions "
+            f"(hits: {s['exact_hits']} exact, {s['approximate_hits']} approximate; "
+            f"{s['interpolated']} interpolated)")
 
 
 def plot(r: ColumnResult, path: Path) -> None:
@@ -272,6 +300,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="folder for column.md, column.json, column.png")
     parser.add_argument("--tolerance", type=float, default=1e-3,
                         help="exit 1 if the worst max difference exceeds this (default 1e-3)")
+    parser.add_argument("--dht", action="store_true",
+                        help="run the simulator with its surrogate (the DHT and the "
+                             "interpolation as configured), to check its results")
     args = parser.parse_args(argv)
     problem = None
     if args.cells < 1 or args.steps < 1 or not args.time_step > 0:
@@ -287,7 +318,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     try:
         overrides = parse_overrides(args.set)
-        column_config(args.cells, args.steps, args.time_step, args.config, overrides)
+        column_config(args.cells, args.steps, args.time_step, args.config, overrides,
+                      args.dht)
     except ConfigError as e:
         if launcher_rank() == 0:  # every rank found it; one says so
             print(f"mpidht_sim.column: configuration error: {e}", file=sys.stderr)
@@ -312,7 +344,7 @@ def _column(args: argparse.Namespace, overrides: dict[str, Any], comm: Any) -> i
             print(f"mpidht_sim.column: {problem}", file=sys.stderr)
         return 2
     result = validate_column(args.cells, args.steps, args.time_step, comm, args.config,
-                             overrides)
+                             overrides, args.dht)
     ok = passed(result.comparison, args.tolerance) if result is not None else None
     if result is not None:
         _write(result, args.out, args.tolerance)
@@ -332,7 +364,7 @@ def _write(result: ColumnResult, out: Path, tolerance: float) -> None:
     # --tolerance; it judges no RMS term (null).
     (out / "column.json").write_text(json.dumps({
         "cells": result.cells, "steps": result.steps, "time_step": result.time_step,
-        "tolerance": tolerance,
+        "tolerance": tolerance, "surrogate": result.surrogate,
         **result.comparison.to_dict(tolerance, None),
         "passed": passed(result.comparison, tolerance),
         "last_step": {"simulator": result.simulator[result.steps].tolist(),

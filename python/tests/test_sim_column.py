@@ -7,6 +7,7 @@ charge balanced."""
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from mpi4py import MPI
 
@@ -44,6 +45,26 @@ def test_column_matches_phreeqc_transport() -> None:
     # The typed-in waters, run by the same simulator, are far off.
     simulated = {it: f[1:-1] for it, f in typed.saved.items() if it > 0}
     assert compare(simulated, result.phreeqc).worst_max[0] > 10 * TOLERANCE
+
+
+def test_column_with_the_surrogate() -> None:
+    """--dht: the simulator runs with its DHT and interpolation, and what
+    is compared with PHREEQC is that run's: the surrogate answered some
+    cells, and its fields differ from the run without it."""
+    comm = MPI.COMM_WORLD
+    cells, steps = 10, 20
+    plain = validate_column(cells, steps, 1000.0, comm)
+    cached = validate_column(cells, steps, 1000.0, comm, None, None, dht=True)
+    if comm.Get_rank() != 0:
+        return
+    assert plain is not None and cached is not None
+    assert plain.surrogate is None
+    assert cached.surrogate is not None
+    assert cached.surrogate["cells"] == cells * steps
+    assert 0 < cached.surrogate["misses"] < cells * steps
+    assert any(not np.array_equal(plain.simulator[s], cached.simulator[s])
+               for s in range(1, steps + 1))
+    assert cached.comparison.worst_max[0] <= TOLERANCE
 
 
 @pytest.mark.parametrize("overrides", [
@@ -160,6 +181,17 @@ def test_column_config_sets_its_keys(tmp_path: Path) -> None:
                        ("run.output_dir", str(tmp_path)), ("run.reference", str(tmp_path))):
         with pytest.raises(ConfigError, match=f"cannot override '{key}' for the column"):
             column_config(2, 2, 1000.0, None, {key: value})
+    # With the DHT (--dht), its settings and the interpolation's may be
+    # set, but not what the column sets itself: on, empty, saving nothing.
+    cfg = column_config(2, 2, 1000.0, saving, {"interp.tolerance": 5e-6, "dht.digits.C": 4},
+                        dht=True)
+    assert cfg.dht.enabled and not cfg.dht.dump and cfg.dht.restore is None
+    assert cfg.interp.tolerance == 5e-6
+    for key, why in (("dht.enabled", "set by --dht"), ("dht.dump", "it saves nothing"),
+                     ("dht.restore", "it starts from an empty table"),
+                     ("grid.ny", "set by --cells")):
+        with pytest.raises(ConfigError, match=f"cannot override '{key}' for the column: {why}"):
+            column_config(2, 2, 1000.0, None, {key: "x"}, dht=True)
 
 
 @pytest.mark.one_process
