@@ -40,7 +40,8 @@
  *     processes are missing can be told only once the communicator is
  *     duplicated, and after such a failure comm's collective calls are out
  *     of step: end the program.) The check costs each process two small
- *     messages to every other per collective call.
+ *     messages to every other per collective call, and a third where it
+ *     fails.
  *   - A table handle must not be used by two threads at the same time.
  *
  *   - Structs the library fills (mpidht_stats_t, mpidht_info_t,

@@ -8,15 +8,21 @@
  * in <call>"; once a process has heard every other in the same call it
  * sends phase 2, "I heard everyone", and it goes on once every other sent
  * phase 2 for the note it last heard from it. A process that gives up
- * sends nothing more, so the others give up too instead of entering the
- * call without it (only a note delayed by about the whole timeout can
- * still let one process go on alone).
+ * sends phase 3, "I left that attempt", and nothing more for it, so the
+ * others give up too instead of entering the call without it (only a
+ * note delayed by about the whole timeout can still let one process go
+ * on alone).
  *
  * epoch counts the checks passed; it is equal on every process between
  * calls, and notes of earlier epochs are stale. A failed check does not
  * advance it and has done nothing else, so the table stays usable; its
  * notes may still arrive later, and attempt (the checks this process began)
- * lets a later check's phase 2 be told from a failed one's.
+ * lets a later check's phase 2 be told from a failed one's. What a
+ * process last heard from each other is kept from one check to the next
+ * (d->peers): a process that gave up may already have the note of
+ * another's next call, which was sent once and must count in its own
+ * next check (dropped with the failed check, the two stayed out of step
+ * in every later call).
  */
 #include "collective_check.h"
 
@@ -37,7 +43,7 @@ static const char *const call_names[MPIDHT_CALL_COUNT] = {
 };
 
 /* The notes' tag; the private communicator carries no other messages. */
-enum { NOTE_TAG = 7411, PHASE_ENTERED = 1, PHASE_CONFIRMED = 2 };
+enum { NOTE_TAG = 7411, PHASE_ENTERED = 1, PHASE_CONFIRMED = 2, PHASE_LEFT = 3 };
 enum { NOTE_EPOCH, NOTE_ATTEMPT, NOTE_CALL_PHASE, NOTE_WORDS };
 
 mpidht_status_t mpidht_debug_setting(double *seconds)
@@ -89,32 +95,46 @@ static bool wait_checked(const mpidht_diag_t *d, MPI_Request *request, mpidht_st
     }
 }
 
-/* What this process last heard from another in the current epoch. */
-typedef struct peer {
+/* What this process last heard from another: the check it last entered
+ * (a process's notes arrive in the order sent, and its epoch never goes
+ * back), as long as it has not left it. */
+struct mpidht_peer {
+    uint64_t epoch;
     uint64_t attempt;
-    int call;       /* -1: nothing heard */
+    int call;       /* -1: nothing heard, or that attempt left */
     bool confirmed; /* phase 2 heard for that attempt */
-    bool ahead;     /* already passed this epoch */
-} peer_t;
+};
+typedef struct mpidht_peer peer_t;
 
-static void hear(peer_t *p, const uint64_t note[NOTE_WORDS], uint64_t epoch)
+static void hear(peer_t *p, const uint64_t note[NOTE_WORDS])
 {
     int call = (int)(note[NOTE_CALL_PHASE] & 0xffffffffu);
     unsigned phase = (unsigned)(note[NOTE_CALL_PHASE] >> 32);
-    if (note[NOTE_EPOCH] > epoch) {
-        p->ahead = true;
-    } else if (note[NOTE_EPOCH] == epoch && phase == PHASE_ENTERED) {
-        p->attempt = note[NOTE_ATTEMPT];
-        p->call = call;
-        p->confirmed = false;
-    } else if (note[NOTE_EPOCH] == epoch && phase == PHASE_CONFIRMED &&
-               note[NOTE_ATTEMPT] == p->attempt && call == p->call) {
+    bool same = note[NOTE_EPOCH] == p->epoch && note[NOTE_ATTEMPT] == p->attempt &&
+                call == p->call;
+    if (phase == PHASE_ENTERED)
+        *p = (peer_t){.epoch = note[NOTE_EPOCH], .attempt = note[NOTE_ATTEMPT], .call = call};
+    else if (phase == PHASE_CONFIRMED && same)
         p->confirmed = true;
-    }
+    else if (phase == PHASE_LEFT && same)
+        *p = (peer_t){.epoch = p->epoch, .call = -1};
+}
+
+/* Whether p already passed this epoch's check (it confirmed then). */
+static bool ahead(const peer_t *p, uint64_t epoch)
+{
+    return p->epoch > epoch;
+}
+
+/* The call p is in at this epoch; -1: none heard (or only at an earlier
+ * epoch: stale). */
+static int call_at(const peer_t *p, uint64_t epoch)
+{
+    return p->epoch == epoch ? p->call : -1;
 }
 
 /* Receives every note that has arrived. */
-static mpidht_status_t hear_all(MPI_Comm comm, peer_t *peers, uint64_t epoch)
+static mpidht_status_t hear_all(MPI_Comm comm, peer_t *peers)
 {
     for (;;) {
         int arrived = 0;
@@ -127,7 +147,7 @@ static mpidht_status_t hear_all(MPI_Comm comm, peer_t *peers, uint64_t epoch)
         if (MPI_Recv(note, NOTE_WORDS, MPI_UINT64_T, status.MPI_SOURCE, NOTE_TAG, comm,
                      MPI_STATUS_IGNORE) != MPI_SUCCESS)
             return MPIDHT_ERR_MPI;
-        hear(&peers[status.MPI_SOURCE], note, epoch);
+        hear(&peers[status.MPI_SOURCE], note);
     }
 }
 
@@ -144,12 +164,14 @@ static mpidht_status_t tell_all(MPI_Comm comm, int rank, int size,
     return MPIDHT_OK;
 }
 
-/* Whether every other process is in call (and, if confirmed, said so). */
-static bool all_in(const peer_t *peers, int rank, int size, int call, bool confirmed)
+/* Whether every other process is in call at epoch (and, if confirmed,
+ * said so). */
+static bool all_in(const peer_t *peers, int rank, int size, uint64_t epoch, int call,
+                   bool confirmed)
 {
     for (int r = 0; r < size; ++r)
-        if (r != rank && !peers[r].ahead &&
-            (peers[r].call != call || (confirmed && !peers[r].confirmed)))
+        if (r != rank && !ahead(&peers[r], epoch) &&
+            (call_at(&peers[r], epoch) != call || (confirmed && !peers[r].confirmed)))
             return false;
     return true;
 }
@@ -157,15 +179,15 @@ static bool all_in(const peer_t *peers, int rank, int size, int call, bool confi
 /* Writes to list the other processes p with pick(p, call), runs of three
  * or more as "a-b"; returns how many there are. */
 static int list_ranks(char *list, size_t size, const peer_t *peers, int rank, int n,
-                      bool (*pick)(const peer_t *, int), int call)
+                      bool (*pick)(const peer_t *, uint64_t, int), uint64_t epoch, int call)
 {
     int count = 0;
     list[0] = '\0';
     for (int r = 0; r < n; ++r) {
-        if (r == rank || !pick(&peers[r], call))
+        if (r == rank || !pick(&peers[r], epoch, call))
             continue;
         int last = r;
-        while (last + 1 < n && last + 1 != rank && pick(&peers[last + 1], call))
+        while (last + 1 < n && last + 1 != rank && pick(&peers[last + 1], epoch, call))
             ++last;
         const char *sep = count ? ", " : "";
         if (last - r >= 2)
@@ -180,20 +202,20 @@ static int list_ranks(char *list, size_t size, const peer_t *peers, int rank, in
     return count;
 }
 
-static bool not_entered(const peer_t *p, int call)
+static bool not_entered(const peer_t *p, uint64_t epoch, int call)
 {
     (void)call;
-    return !p->ahead && p->call < 0;
+    return !ahead(p, epoch) && call_at(p, epoch) < 0;
 }
 
-static bool in_call(const peer_t *p, int call)
+static bool in_call(const peer_t *p, uint64_t epoch, int call)
 {
-    return !p->ahead && p->call == call;
+    return !ahead(p, epoch) && call_at(p, epoch) == call;
 }
 
-static bool unconfirmed(const peer_t *p, int call)
+static bool unconfirmed(const peer_t *p, uint64_t epoch, int call)
 {
-    return in_call(p, call) && !p->confirmed;
+    return in_call(p, epoch, call) && !p->confirmed;
 }
 
 /* The detail of a failed check: who had not entered call, who entered
@@ -201,21 +223,23 @@ static bool unconfirmed(const peer_t *p, int call)
 static void describe(mpidht_diag_t *d, const peer_t *peers, int rank, int size, int call,
                      int phase)
 {
+    uint64_t epoch = d->check_epoch;
     char *out = d->detail, list[MPIDHT_DETAIL_SIZE];
     size_t cap = sizeof d->detail;
     snprintf(out, cap, "%s: after %g s", call_names[call], d->check_timeout);
-    int n = list_ranks(list, sizeof list, peers, rank, size, not_entered, call);
+    int n = list_ranks(list, sizeof list, peers, rank, size, not_entered, epoch, call);
     if (n)
         mpidht_append(out, cap, ", process%s %s of %d had not entered it", n > 1 ? "es" : "",
                       list, size);
     for (int other = 0; other < MPIDHT_CALL_COUNT; ++other) {
-        n = other == call ? 0 : list_ranks(list, sizeof list, peers, rank, size, in_call, other);
+        n = other == call ? 0
+                          : list_ranks(list, sizeof list, peers, rank, size, in_call, epoch, other);
         if (n)
             mpidht_append(out, cap, ", process%s %s had entered %s instead", n > 1 ? "es" : "",
                           list, call_names[other]);
     }
     n = phase == PHASE_CONFIRMED
-            ? list_ranks(list, sizeof list, peers, rank, size, unconfirmed, call)
+            ? list_ranks(list, sizeof list, peers, rank, size, unconfirmed, epoch, call)
             : 0;
     if (n)
         mpidht_append(out, cap, ", process%s %s had entered it but gave up waiting for the others",
@@ -235,19 +259,21 @@ mpidht_status_t mpidht_check_entered(MPI_Comm comm, mpidht_diag_t *d, mpidht_cal
         ++d->check_epoch;
         return MPIDHT_OK;
     }
-    peer_t *peers = malloc((size_t)size * sizeof *peers);
-    MPI_Request *sent = malloc(2 * (size_t)size * sizeof *sent);
-    if (!peers || !sent) {
-        free(peers);
-        free(sent);
-        return MPIDHT_ERR_NO_MEMORY;
+    if (!d->peers) { /* kept for the table's life: one communicator */
+        d->peers = malloc((size_t)size * sizeof *d->peers);
+        if (!d->peers)
+            return MPIDHT_ERR_NO_MEMORY;
+        for (int r = 0; r < size; ++r)
+            d->peers[r] = (peer_t){.call = -1};
     }
-    for (int r = 0; r < size; ++r)
-        peers[r] = (peer_t){.call = -1};
-    for (int r = 0; r < 2 * size; ++r)
+    peer_t *peers = d->peers;
+    MPI_Request *sent = malloc(3 * (size_t)size * sizeof *sent);
+    if (!sent)
+        return MPIDHT_ERR_NO_MEMORY;
+    for (int r = 0; r < 3 * size; ++r)
         sent[r] = MPI_REQUEST_NULL;
     uint64_t epoch = d->check_epoch, attempt = ++d->check_attempt;
-    for (int phase = PHASE_ENTERED; phase <= PHASE_CONFIRMED; ++phase) {
+    for (int phase = PHASE_ENTERED; phase <= PHASE_LEFT; ++phase) {
         uint64_t *note = d->note[phase - 1];
         note[NOTE_EPOCH] = epoch;
         note[NOTE_ATTEMPT] = attempt;
@@ -258,19 +284,23 @@ mpidht_status_t mpidht_check_entered(MPI_Comm comm, mpidht_diag_t *d, mpidht_cal
     int phase = PHASE_ENTERED;
     mpidht_status_t st = tell_all(comm, rank, size, d->note[0], sent);
     while (st == MPIDHT_OK) {
-        st = hear_all(comm, peers, epoch);
+        st = hear_all(comm, peers);
         if (st != MPIDHT_OK)
             break;
-        if (phase == PHASE_ENTERED && all_in(peers, rank, size, (int)call, false)) {
+        if (phase == PHASE_ENTERED && all_in(peers, rank, size, epoch, (int)call, false)) {
             phase = PHASE_CONFIRMED;
             st = tell_all(comm, rank, size, d->note[1], sent + size);
             continue;
         }
-        if (phase == PHASE_CONFIRMED && all_in(peers, rank, size, (int)call, true))
+        if (phase == PHASE_CONFIRMED && all_in(peers, rank, size, epoch, (int)call, true))
             break;
         if (MPI_Wtime() > deadline) {
             describe(d, peers, rank, size, (int)call, phase);
-            st = MPIDHT_ERR_COLLECTIVE_CHECK;
+            /* The others forget this attempt: one that already heard this
+             * process in the call must not count it there in a later
+             * check. */
+            mpidht_status_t left = tell_all(comm, rank, size, d->note[2], sent + 2 * size);
+            st = left != MPIDHT_OK ? left : MPIDHT_ERR_COLLECTIVE_CHECK;
             break;
         }
         pause_briefly();
@@ -289,12 +319,17 @@ mpidht_status_t mpidht_check_entered(MPI_Comm comm, mpidht_diag_t *d, mpidht_cal
     /* Requests left (a failed check or wait): notes of 24 bytes are sent
      * eagerly by every MPI library in use; MPI delivers them after the
      * requests are freed. */
-    for (int r = 0; r < 2 * size; ++r)
+    for (int r = 0; r < 3 * size; ++r)
         if (sent[r] != MPI_REQUEST_NULL)
             MPI_Request_free(&sent[r]);
-    free(peers);
     free(sent);
     return st;
+}
+
+void mpidht_diag_release(mpidht_diag_t *d)
+{
+    free(d->peers);
+    d->peers = NULL;
 }
 
 mpidht_status_t mpidht_enter_collective(const mpidht_t *t, mpidht_call_t call)

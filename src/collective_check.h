@@ -54,6 +54,9 @@ mpidht_status_t mpidht_dup_checked(MPI_Comm comm, mpidht_diag_t *d, mpidht_statu
  * nothing else, so the table stays usable. */
 mpidht_status_t mpidht_check_entered(MPI_Comm comm, mpidht_diag_t *d, mpidht_call_t call);
 
+/* Frees what the checks keep in d (d itself is the caller's). */
+void mpidht_diag_release(mpidht_diag_t *d);
+
 /* Begins a collective call on t: the errors of mpidht_check_table, then
  * the error detail cleared, then mpidht_check_entered. */
 mpidht_status_t mpidht_enter_collective(const mpidht_t *t, mpidht_call_t call);

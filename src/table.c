@@ -525,6 +525,7 @@ mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
                   .diag = &diag};
     mpidht_status_t st = mpidht_dup_checked(comm, &diag, setting, &t.comm);
     if (st != MPIDHT_OK) {
+        mpidht_diag_release(&diag);
         give_detail(params, diag.detail, st);
         return st;
     }
@@ -541,6 +542,7 @@ mpidht_status_t mpidht_create(MPI_Comm comm, const mpidht_params_t *params,
         if (t.ops)
             mpidht_window_free(&t); /* frees whatever part exists */
         release(&t);
+        mpidht_diag_release(&diag);
         give_detail(params, diag.detail, st);
         return st;
     }
@@ -563,6 +565,7 @@ mpidht_status_t mpidht_free(mpidht_t **table)
          * process's own memory is all there is left to free. */
         mpidht_window_forget(t);
         release_memory(t);
+        mpidht_diag_release(t->diag);
         free(t->diag);
         free(t);
         *table = NULL;
@@ -574,6 +577,7 @@ mpidht_status_t mpidht_free(mpidht_t **table)
     mpidht_status_t freed = mpidht_window_free(t);
     unwatch_finalize(t);
     release(t);
+    mpidht_diag_release(t->diag);
     free(t->diag);
     free(t);
     *table = NULL;

@@ -28,7 +28,11 @@ typedef struct mpidht_diag {
     double check_timeout;   /* MPIDHT_DEBUG_COLLECTIVES, seconds; 0 = off */
     uint64_t check_epoch;   /* checks passed; equal everywhere between calls */
     uint64_t check_attempt; /* checks begun on this process */
-    uint64_t note[2][3];    /* this process's notes of its last check */
+    uint64_t note[3][3];    /* this process's notes of its last check */
+    /* What it last heard from each process of the table's communicator
+     * (NULL until the first check on more than one process; freed by
+     * mpidht_diag_release). */
+    struct mpidht_peer *peers;
 } mpidht_diag_t;
 
 /* A key's place in the table: the hosting process and its candidates

@@ -6,9 +6,12 @@
  * usable afterwards. The one-rank call under every protocol; a bad
  * setting is refused on every process, and so is a setting that differs
  * between processes (on one, off or another value elsewhere) instead of
- * leaving some waiting; calls every process enters work.
+ * leaving some waiting; calls every process enters work, also right
+ * after a failed check in which another process's next call was heard.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
+
+#include <time.h>
 
 #include "test_util.h"
 
@@ -165,6 +168,37 @@ static void mismatches(void)
     CHECK(table == NULL);
 }
 
+/* A process that fails a check may already have heard another's next
+ * call: the others enter clear, rank 0 enters stats_global half the
+ * debug mode's time later; they fail clear (rank 0 was in another call),
+ * then call stats_global, which rank 0 is still in, and it passes on
+ * every process. The note rank 0 sent once, heard during the failed
+ * check, counts; it was dropped with that check, and the processes then
+ * failed every later call, out of step. */
+static void late_note(void)
+{
+    setenv("MPIDHT_DEBUG_COLLECTIVES", "2", 1);
+    mpidht_params_t p = test_params(MPIDHT_PROTOCOL_LOCKFREE, 8, 8, 4096);
+    mpidht_t *table = NULL;
+    mpidht_stats_t stats = MPIDHT_STATS_INIT;
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+    setenv("MPIDHT_DEBUG_COLLECTIVES", TIMEOUT, 1);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        struct timespec half = {.tv_sec = 1};
+        nanosleep(&half, NULL);
+    } else {
+        CHECK_STATUS(mpidht_clear(table), MPIDHT_ERR_COLLECTIVE_CHECK);
+        TEST_CONTEXT("detail '%s'", mpidht_error_detail(table));
+        CHECK(has(mpidht_error_detail(table), "process 0 had entered mpidht_stats_global instead"));
+        TEST_CONTEXT("%s", "");
+    }
+    CHECK_OK(mpidht_stats_global(table, &stats));
+    all_stats(table);
+    CHECK_OK(mpidht_clear(table));
+    CHECK_OK(mpidht_free(&table));
+}
+
 /* Create entered by rank 0 alone, then by the others alone: each side
  * fails with a detail in the caller's buffer (create cannot tell which
  * processes are missing before the communicator is duplicated; the
@@ -272,6 +306,7 @@ int main(int argc, char **argv)
     if (size > 1) {
         mixed_settings();
         mismatches();
+        late_note();
         lone_create();
     }
     MPI_Finalize();
