@@ -137,7 +137,7 @@ extern "C" {
     X(MPIDHT_ERR_BUDGET_TOO_SMALL, 12, "the memory budget is non-zero but "    \
       "smaller than one bucket")                                               \
     X(MPIDHT_ERR_BUDGET_TOO_LARGE, 13, "the memory budget exceeds 2^32 "       \
-      "buckets per process or the physical memory of the node")                \
+      "buckets per process or, summed over the node, its available memory")   \
     X(MPIDHT_ERR_NO_STORAGE, 14, "no process of the communicator "             \
       "contributes memory to the table")                                       \
     X(MPIDHT_ERR_MISMATCHED_PARAMS, 15, "a parameter that must be equal "      \
@@ -348,7 +348,10 @@ typedef struct mpidht mpidht_t;
  *   candidates, hash and eviction equal on every process.
  *   memory_per_process may differ between processes and may be 0 on some
  *   of them (those processes use the table without hosting any of it), but
- *   not on all.
+ *   not on all; summed over the processes of a node, it must not exceed
+ *   the memory the node has available (Linux: MemAvailable, at most the
+ *   physical memory; create touches all of it), else
+ *   MPIDHT_ERR_BUDGET_TOO_LARGE.
  * Guarantees: every hosted bucket is empty. Where the system gives
  *   transparent huge pages on advice only (Linux, its "madvise" setting),
  *   the whole huge pages inside the hosted memory, and no other memory,

@@ -27,12 +27,27 @@ static uint64_t default_hash(const void *key, size_t key_size, void *user_data)
     return XXH3_64bits(key, key_size);
 }
 
-static uint64_t physical_memory_bytes(void)
+/* The memory a node can give its tables now: what Linux says can be
+ * allocated without swapping (MemAvailable in /proc/meminfo), at most the
+ * physical memory; the physical memory where the system does not say;
+ * UINT64_MAX where neither is known (not refused on this ground). */
+static uint64_t node_memory_bytes(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page <= 0)
-        return UINT64_MAX; /* unknown: do not refuse on this ground */
-    return (uint64_t)pages * (uint64_t)page;
+    uint64_t physical =
+        pages <= 0 || page <= 0 ? UINT64_MAX : (uint64_t)pages * (uint64_t)page;
+    FILE *meminfo = fopen("/proc/meminfo", "r");
+    if (!meminfo)
+        return physical;
+    char line[128];
+    unsigned long long kib = 0;
+    bool found = false;
+    while (!found && fgets(line, sizeof line, meminfo))
+        found = sscanf(line, "MemAvailable: %llu kB", &kib) == 1;
+    fclose(meminfo);
+    if (!found || kib > UINT64_MAX / 1024)
+        return physical;
+    return kib * 1024 < physical ? (uint64_t)kib * 1024 : physical;
 }
 
 /* The settings that must be equal everywhere; a probe key's hash stands
@@ -139,10 +154,11 @@ static void describe_own_error(mpidht_t *t, const mpidht_params_t *p, mpidht_sta
     case MPIDHT_ERR_BUDGET_TOO_LARGE:
         mpidht_append(d, n,
                       "memory_per_process is %zu bytes: %zu buckets of %zu (at most %" PRIu64
-                      "), and with the budgets of the processes on this node at most its "
-                      "%" PRIu64 " bytes",
+                      "), and with the budgets of the processes on this node at most the "
+                      "%" PRIu64 " bytes it has available",
                       p->memory_per_process, p->memory_per_process / bucket, bucket,
-                      (uint64_t)MPIDHT_MAX_BUCKETS_PER_PROCESS, physical_memory_bytes());
+                      (uint64_t)MPIDHT_MAX_BUCKETS_PER_PROCESS,
+                      t->node_memory ? t->node_memory : node_memory_bytes());
         break;
     default:
         mpidht_append(d, n, "%s", mpidht_strerror(st));
@@ -166,8 +182,10 @@ static mpidht_status_t agree_create(mpidht_t *t, const mpidht_params_t *p,
     return st;
 }
 
-/* Refuses budgets that, summed over the processes of a node, exceed its
- * physical memory: touching such a window would kill the job later.
+/* Refuses budgets that, summed over the processes of a node, exceed the
+ * memory it has available (node_memory_bytes): create touches every page
+ * of the window, and the kernel would kill the process there (a budget
+ * of all its physical memory was let through, and killed).
  * Their sum goes to t->node_bytes (mpidht_window_check_room). */
 static mpidht_status_t check_node_memory(mpidht_t *t, MPI_Comm node, uint64_t bytes)
 {
@@ -177,8 +195,8 @@ static mpidht_status_t check_node_memory(mpidht_t *t, MPI_Comm node, uint64_t by
     if (MPI_Allreduce(&mine, &t->node_bytes, 1, MPI_DOUBLE, MPI_SUM, node) !=
         MPI_SUCCESS)
         return MPIDHT_ERR_MPI;
-    return t->node_bytes > (double)physical_memory_bytes() ? MPIDHT_ERR_BUDGET_TOO_LARGE
-                                                           : MPIDHT_OK;
+    t->node_memory = node_memory_bytes();
+    return t->node_bytes > (double)t->node_memory ? MPIDHT_ERR_BUDGET_TOO_LARGE : MPIDHT_OK;
 }
 
 /* Marks in t->same_node the processes of the node communicator. */

@@ -81,6 +81,7 @@ struct mpidht {
     unsigned char *same_node;
     int node_size;     /* processes of comm on this node */
     double node_bytes; /* their buckets' bytes, summed (as double: no wrap) */
+    uint64_t node_memory; /* what this process found the node could give them */
 
     unsigned char *local_base; /* this process's buckets */
     /* [comm_size] where this process can address each process's buckets

@@ -74,8 +74,49 @@ static mpidht_status_t check_address_space(const mpidht_t *t, double needed,
     return MPIDHT_ERR_NO_MEMORY;
 }
 
+/* Whether Open MPI may serve an allocate window with osc rdma: not where
+ * the osc list given to this job (OMPI_MCA_osc, as `--mca osc` sets it)
+ * leaves it out. */
+static bool rdma_may_serve(void)
+{
+    const char *list = getenv("OMPI_MCA_osc");
+    if (!list || !*list)
+        return true;
+    bool named = strstr(list, "rdma") != NULL;
+    return list[0] == '^' ? !named : named;
+}
+
+/* Open MPI 4.1's osc rdma backs the part of an allocate window on a node
+ * with a file named after the job and the communicator's id, which
+ * disjoint communicators on one node may share (open-mpi/ompi#7393): two
+ * tables on the halves of a split then wrote into one memory, each
+ * reading the other's values. Refused where the table's communicator
+ * holds more than one but not all of the job's processes on this node
+ * (OMPI_COMM_WORLD_LOCAL_SIZE, set by Open MPI's launcher), so that another
+ * communicator there could share its id. */
+static mpidht_status_t check_rdma_segment(const mpidht_t *t)
+{
+    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    long job_here = local ? strtol(local, NULL, 10) : 0;
+    if (t->window != MPIDHT_WINDOW_ALLOCATE || !t->mpi_family ||
+        strcmp(t->mpi_family, "Open MPI") != 0 || t->node_size < 2 ||
+        job_here <= t->node_size || !rdma_may_serve())
+        return MPIDHT_OK;
+    mpidht_set_detail(t,
+                      "an allocate window on %d of the job's %ld processes on this node: Open "
+                      "MPI's osc rdma may back it with the same memory as another "
+                      "communicator's there (open-mpi/ompi#7393); use the shared window "
+                      "(MPIDHT_WINDOW_AUTO on one node), a communicator holding all of the "
+                      "node's processes, or --mca osc ^rdma",
+                      t->node_size, job_here);
+    return MPIDHT_ERR_WINDOW_UNSUPPORTED;
+}
+
 mpidht_status_t mpidht_window_check_room(mpidht_t *t)
 {
+    mpidht_status_t refused = check_rdma_segment(t);
+    if (refused != MPIDHT_OK)
+        return refused;
     long page = sysconf(_SC_PAGESIZE);
     if (page <= 0)
         return MPIDHT_OK;

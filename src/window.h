@@ -55,7 +55,11 @@ mpidht_status_t mpidht_window_resolve(mpidht_window_kind_t requested,
  *    MPI_Win_allocate_shared; MPICH makes shared and allocate windows, and
  *    touching them raises SIGBUS.
  * Where the limit, the mapped bytes (/proc/self/statm) or the directory
- * cannot be examined, that check passes. */
+ * cannot be examined, that check passes. First, MPIDHT_ERR_WINDOW_UNSUPPORTED
+ * (with the detail) for an allocate window under Open MPI, where osc rdma
+ * may serve it and t's communicator holds more than one but not all of
+ * the job's processes on this node: osc rdma may give it the memory of
+ * another communicator's window there (open-mpi/ompi#7393). */
 mpidht_status_t mpidht_window_check_room(mpidht_t *t);
 
 /* COLLECTIVE over t->comm: creates t->win of kind t->window holding
