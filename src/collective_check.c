@@ -97,12 +97,13 @@ static bool wait_checked(const mpidht_diag_t *d, MPI_Request *request, mpidht_st
 
 /* What this process last heard from another: the check it last entered
  * (a process's notes arrive in the order sent, and its epoch never goes
- * back), as long as it has not left it. */
+ * back), and whether it has left it. */
 struct mpidht_peer {
     uint64_t epoch;
     uint64_t attempt;
-    int call;       /* -1: nothing heard, or that attempt left */
+    int call;       /* -1: nothing heard */
     bool confirmed; /* phase 2 heard for that attempt */
+    bool left;      /* phase 3 heard for it: gave up, not in the call */
 };
 typedef struct mpidht_peer peer_t;
 
@@ -117,7 +118,7 @@ static void hear(peer_t *p, const uint64_t note[NOTE_WORDS])
     else if (phase == PHASE_CONFIRMED && same)
         p->confirmed = true;
     else if (phase == PHASE_LEFT && same)
-        *p = (peer_t){.epoch = p->epoch, .call = -1};
+        p->left = true;
 }
 
 /* Whether p already passed this epoch's check (it confirmed then). */
@@ -171,7 +172,8 @@ static bool all_in(const peer_t *peers, int rank, int size, uint64_t epoch, int 
 {
     for (int r = 0; r < size; ++r)
         if (r != rank && !ahead(&peers[r], epoch) &&
-            (call_at(&peers[r], epoch) != call || (confirmed && !peers[r].confirmed)))
+            (call_at(&peers[r], epoch) != call || peers[r].left ||
+             (confirmed && !peers[r].confirmed)))
             return false;
     return true;
 }
@@ -213,9 +215,15 @@ static bool in_call(const peer_t *p, uint64_t epoch, int call)
     return !ahead(p, epoch) && call_at(p, epoch) == call;
 }
 
+static bool gave_up(const peer_t *p, uint64_t epoch, int call)
+{
+    return in_call(p, epoch, call) && p->left;
+}
+
+/* In phase 2: what did not confirm has given up too (or will). */
 static bool unconfirmed(const peer_t *p, uint64_t epoch, int call)
 {
-    return in_call(p, epoch, call) && !p->confirmed;
+    return in_call(p, epoch, call) && (!p->confirmed || p->left);
 }
 
 /* The detail of a failed check: who had not entered call, who entered
@@ -238,9 +246,8 @@ static void describe(mpidht_diag_t *d, const peer_t *peers, int rank, int size, 
             mpidht_append(out, cap, ", process%s %s had entered %s instead", n > 1 ? "es" : "",
                           list, call_names[other]);
     }
-    n = phase == PHASE_CONFIRMED
-            ? list_ranks(list, sizeof list, peers, rank, size, unconfirmed, epoch, call)
-            : 0;
+    n = list_ranks(list, sizeof list, peers, rank, size,
+                   phase == PHASE_CONFIRMED ? unconfirmed : gave_up, epoch, call);
     if (n)
         mpidht_append(out, cap, ", process%s %s had entered it but gave up waiting for the others",
                n > 1 ? "es" : "", list);

@@ -63,7 +63,7 @@ def check_restore(cfg: Config) -> None:
     except FileNotFoundError:
         raise ConfigError(f"dht.restore: {meta} is missing; it records the settings the "
                           f"DHT was computed with (written with the dump)") from None
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:  # nested beyond Python's depth
         raise ConfigError(f"dht.restore: cannot read {meta}: {e}") from None
     ours = settings(cfg)
     if not isinstance(saved, dict) or saved.get("version") != SETTINGS_VERSION:

@@ -60,7 +60,7 @@ def _parse_value(text: str) -> Any:
     else an int, a float, a bool or the text itself."""
     try:
         return tomllib.loads(f"value = {text}")["value"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):  # checked as text, then refused
         pass
     for kind in (int, float):
         try:

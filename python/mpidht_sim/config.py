@@ -393,6 +393,8 @@ def load(path: Path | str | None = None, overrides: Mapping[str, Any] | None = N
                           f"byte {e.start})") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{source}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: nested too deeply to be read") from None
     _known(data, "top level", SECTIONS)
     for name in SECTIONS:
         if not isinstance(data.get(name, {}), dict):

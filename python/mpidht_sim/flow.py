@@ -127,7 +127,9 @@ class Advection:
         """The inner steps over dt, each within the CFL limit; raises
         ConfigError beyond MAX_INNER_STEPS."""
         with np.errstate(over="ignore", divide="ignore"):
-            steps = np.ceil(dt / self.dt_max - 1e-12)
+            # As NumPy divides: a CFL limit of 0 s (a cell's pore volume
+            # lost to underflow) gives inf, refused below.
+            steps = np.ceil(np.divide(dt, self.dt_max) - 1e-12)
         if not steps <= MAX_INNER_STEPS:
             raise ConfigError(
                 f"time.time_step: {dt:g} s would take {steps:.3g} inner advection steps "

@@ -137,7 +137,7 @@ def saved_config(folder: Path) -> Optional[dict[str, Any]]:
         return None
     try:
         config = json.loads(path.read_text()).get("config")
-    except (OSError, ValueError, AttributeError) as e:
+    except (OSError, ValueError, AttributeError, RecursionError) as e:
         raise ValueError(f"{path} cannot be read: {e}") from None
     if not isinstance(config, dict):
         raise ValueError(f"{path} records no configuration")
@@ -481,6 +481,46 @@ def table(comparison: Comparison) -> str:
     return "\n".join(lines)
 
 
+def _grid(config: Optional[dict[str, Any]]) -> Optional[tuple[int, int]]:
+    """(ny, nx) as a configuration records it; None where it does not."""
+    try:
+        return (int(config["ny"]), int(config["nx"])) if config is not None else None
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _first_grid(folder: Path) -> Optional[tuple[int, int]]:
+    """The (ny, nx) of C in the first saved fields in folder; None where
+    there are none, or it is not 2-D (load_fields then says what is
+    wrong)."""
+    files = field_files(folder, "npz") if folder.is_dir() else {}
+    if not files:
+        return None
+    try:
+        data = np.load(files[min(files)])
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            return None
+        with data:
+            shape = np.shape(data["C"])
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile,
+            zlib.error, NotImplementedError):
+        return None
+    return (int(shape[0]), int(shape[1])) if len(shape) == 2 else None
+
+
+def _check_json_target(path: Path, folders: Sequence[Path]) -> None:
+    """Raises ValueError where --json FILE would replace a file of the runs
+    compared (their summary.json, a saved field) or cannot be a file."""
+    if path.is_dir():  # '' too, which is '.'
+        raise ValueError(f"--json {str(path)!r} is a folder, not a file to write")
+    if not path.exists():
+        return
+    for folder in folders:
+        if folder.is_dir() and path.resolve().parent == folder.resolve():
+            raise ValueError(f"--json {path} is a file of {folder}, one of the runs compared: "
+                             "it would be replaced; write the terms elsewhere")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m mpidht_sim.measure", description=__doc__,
@@ -503,16 +543,31 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             parser.error(f"{option} must be positive (inf: no bound), got {bound!r}")
     unchecked = []
     try:
-        saved = [load_fields(args.run), load_fields(args.reference)]
-        for folder, fields in zip((args.run, args.reference), saved):
-            if not fields:
-                raise ValueError(f"{folder} holds no saved fields (fields_NNNNN.npz) of a run")
+        folders = (args.run, args.reference)
+        if args.json is not None:
+            _check_json_target(args.json, folders)
+        for folder in folders:
+            if not folder.is_dir():
+                raise ValueError(f"{folder} " + ("is not a folder" if folder.exists()
+                                                 else "does not exist"))
         configs = [saved_config(args.run), saved_config(args.reference)]
         unchecked = [f for f, c in zip((args.run, args.reference), configs) if c is None]
         if configs[0] is not None and configs[1] is not None:
             why = settings_differ(configs[0], configs[1], iterations=False)
             if why is not None:
                 raise ValueError(f"the reference does not match the run: {why}")
+        # Every file of a folder of the grid its summary.json records (else
+        # of its first file's), and the two grids alike: fields of 16 cells
+        # were compared as 8 x 2 against 4 x 4.
+        grids = [_grid(c) or _first_grid(f) for c, f in zip(configs, folders)]
+        saved = [load_fields(f, g) for f, g in zip(folders, grids)]
+        for folder, fields in zip(folders, saved):
+            if not fields:
+                raise ValueError(f"{folder} holds no saved fields (fields_NNNNN.npz) of a run")
+        if grids[0] != grids[1]:
+            raise ValueError("the two runs are of different grids: "
+                             + " against ".join(" x ".join(map(str, g)) if g else "unknown"
+                                                for g in grids) + " cells (ny x nx)")
         comparison = compare(*saved)
     except ValueError as e:
         print(f"mpidht_sim.measure: {args.run} against {args.reference}: {e}", file=sys.stderr)

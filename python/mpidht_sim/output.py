@@ -66,6 +66,8 @@ def check_writable(out: Path, name: str) -> None:
     """Raises ConfigError, naming the setting (name), unless out, or the
     nearest folder above it that exists (where it would be made), is a
     folder this process may write in. Leaves nothing behind."""
+    if "\0" in str(out):  # no file name may hold one; exists() raised
+        raise ConfigError(f"{name}: {str(out)!r} holds a NUL character, which no path may")
     try:
         nearest = next((p for p in (out, *out.parents) if p.exists()), out)
     except OSError as e:
@@ -403,7 +405,7 @@ def against_reference(result: RunResult, cfg: Config) -> Optional[dict[str, Any]
         ref_chem = sum(x["chemistry_s"] for x in ref["records"])
         out["chemistry_speedup"] = ref_chem / max(totals(result)["chemistry_s"], 1e-12)
         out["wall_speedup"] = float(ref["wall_s"]) / max(result.wall_s, 1e-12)
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         pass  # a reference without a summary still gives its errors
     return out
 

@@ -171,7 +171,7 @@ def check_reference(folder: Path, cfg: Config) -> Optional[str]:
     path = folder / "summary.json"
     try:
         summary = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:  # nested beyond Python's depth
         return f"no readable summary.json ({e})"
     if not isinstance(summary, dict):
         return f"{path} is not a run's summary: a JSON {type(summary).__name__}, not an object"
@@ -730,7 +730,7 @@ def reference_job_differs(folder: Path, conditions: dict[str, int]) -> Optional[
     summary (``check_reference`` says why)."""
     try:
         summary = json.loads((folder / "summary.json").read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(summary, dict):
         return None
@@ -812,7 +812,7 @@ def rewrite(folder: Path) -> list[str]:
         except json.JSONDecodeError as e:
             raise ValueError(f"{data_path} cannot be read as the command writes it: not "
                              f"JSON: {e}") from None
-        except (OSError, KeyError, TypeError, AttributeError) as e:
+        except (OSError, KeyError, TypeError, AttributeError, RecursionError) as e:
             raise ValueError(f"{data_path} cannot be read as the command writes it: "
                              f"{type(e).__name__}: {e}") from None
         return [f"written from {data_path}: {md_path}, {folder / (kind + '.png')}"]

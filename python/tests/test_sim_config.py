@@ -256,3 +256,28 @@ def test_cli_set_takes_toml_values() -> None:
     assert cfg.dht.digits["C"] == 3 and cfg.dht.digits["dolomite"] == 4
     assert cfg.dht.floor == 1e-8 and cfg.dht.log is False
     assert cfg.dht.protocol == "fine" and cfg.nx == 7
+
+
+def test_input_nested_beyond_pythons_depth(tmp_path: Path) -> None:
+    """A configuration, or a --set value, nested deeper than Python's
+    readers recurse is refused with a message (a RecursionError ended the
+    command)."""
+    from mpidht_sim.cli import parse_overrides
+
+    deep = tmp_path / "deep.toml"
+    deep.write_text("[grid]\nnx = " + "[" * 50000 + "]" * 50000 + "\n")
+    with pytest.raises(ConfigError, match="deep.toml: nested too deeply to be read"):
+        load(deep)
+    nested = parse_overrides(["grid.nx=" + "[" * 5000 + "]" * 5000])
+    with pytest.raises(ConfigError, match="grid.nx must be a number"):
+        load(None, nested)
+
+
+def test_output_folder_with_a_nul_is_refused(tmp_path: Path) -> None:
+    """A NUL in an output folder's name is refused naming the setting (a
+    ValueError of the file system calls ended the run)."""
+    from mpidht_sim.output import check_writable
+
+    with pytest.raises(ConfigError, match=re.escape(f"run.output_dir: {'a' + chr(0) + 'b'!r} "
+                                                    "holds a NUL character")):
+        check_writable(Path("a\0b"), "run.output_dir")

@@ -73,3 +73,8 @@ def test_time_step_of_too_many_inner_steps_is_refused() -> None:
     assert adv.inner_steps(longest.time_step) == most
     with pytest.raises(ConfigError, match="grid.cell_size"):
         adv.inner_steps(1.01 * longest.time_step)
+    # Cells whose pore volume underflows to 0: a CFL limit of 0 s, refused
+    # the same way (it was a ZeroDivisionError).
+    tiny = load(None, {"grid.nx": 4, "grid.ny": 4, "grid.cell_size": 1e-200})
+    with pytest.raises(ConfigError, match=r"would take inf inner advection steps.*grid.cell_size"):
+        Advection(solve_flow(tiny), tiny, injected=np.zeros(6))

@@ -126,7 +126,11 @@ def test_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([str(tmp_path / "run"), str(tmp_path / "missing")]) == 2
     save(tmp_path / "other", {5: fields(rng, 12)}, shape=(3, 4))
     assert main([str(tmp_path / "run"), str(tmp_path / "other")]) == 2
-    assert "cannot be compared" in capsys.readouterr().err
+    assert "the two runs are of different grids: 5 x 6 against 3 x 4" in capsys.readouterr().err
+    # As many cells, another grid: refused too (it was compared cell by cell).
+    save(tmp_path / "turned", {5: fields(rng, 30)}, shape=(6, 5))
+    assert main([str(tmp_path / "run"), str(tmp_path / "turned")]) == 2
+    assert "different grids: 5 x 6 against 6 x 5" in capsys.readouterr().err
 
 
 def test_a_reference_that_used_the_dht_is_said_to_be_one(
@@ -322,6 +326,16 @@ def test_command_refuses_missing_folders_and_json(tmp_path: Path,
         assert f"{folder} {why}" in capsys.readouterr().err
         assert main([str(tmp_path / "ref"), str(folder)]) == 2
         assert f"{folder} {why}" in capsys.readouterr().err
+    # --json onto a file of a run compared would replace it (it did,
+    # silently); an empty one is refused before anything is compared.
+    field = tmp_path / "ref" / "fields_00005.npz"
+    before = field.read_bytes()
+    for target, why in ((field, "is a file of"), ("", "'.' is a folder"),
+                        (tmp_path, "is a folder")):
+        assert main([str(tmp_path / "ref"), str(tmp_path / "ref"), "--json", str(target)]) == 2
+        captured = capsys.readouterr()
+        assert why in captured.err and "PASSED" not in captured.out
+    assert field.read_bytes() == before
     nowhere = tmp_path / "nowhere" / "x.json"
     assert main([str(tmp_path / "ref"), str(tmp_path / "ref"), "--json", str(nowhere)]) == 2
     err = capsys.readouterr().err
@@ -339,14 +353,14 @@ def test_command_refuses_a_reference_that_does_not_match(
     run = {it: fields(rng, 30) for it in range(0, 41, 5)}
     save(tmp_path / "run", run)
     save(tmp_path / "ref", {it: run[it] for it in (0, 5, 10)})
-    base = {"grid.nx": 5, "grid.ny": 6, "dht.enabled": False}
+    base = {"grid.nx": 6, "grid.ny": 5, "dht.enabled": False}  # as save() shapes them
     config = load(None, {**base, "time.iterations": 40}).to_dict()
     (tmp_path / "run" / "summary.json").write_text(json.dumps({"config": config}))
     args = [str(tmp_path / "run"), str(tmp_path / "ref")]
     assert main(args) == 0
     assert "settings not checked" in capsys.readouterr().out
     for other, named in (({"time.time_step": config["time_step"] / 10}, "time_step"),
-                         ({"grid.nx": 6, "grid.ny": 5}, "nx, ny, fixed")):
+                         ({"grid.nx": 5, "grid.ny": 6}, "nx, ny, fixed")):
         ref = load(None, {**base, "time.iterations": 10, **other}).to_dict()
         (tmp_path / "ref" / "summary.json").write_text(json.dumps({"config": ref}))
         assert main(args) == 2
