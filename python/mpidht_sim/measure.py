@@ -12,8 +12,11 @@ the reference did not save are named); a reference that used the DHT is
 compared, and said to be one. Exits with 0 where the run is
 within both bounds (below), 1 where it exceeds one or a value is not
 finite, and 2 on settings that differ, on a folder that is missing or
-holds no fields that can be read, on no iteration in both, and on a
---json FILE that cannot be written.
+holds no fields that can be read, on runs of different grids (as their
+summary.json records them, else as their fields are shaped), on no
+iteration in both, and on a --json FILE that cannot be written or is a
+file of either run (it would replace it; checked before anything is
+compared).
 
 For each saved iteration and each variable i, with n cells:
 
