@@ -18,7 +18,10 @@ sections grid, flow, run, dht and interp: its flow is set for Courant
 number 1, whatever the cell size, porosity, permeability and viscosity;
 with --dht the sections dht and interp may be set, but for dht.enabled,
 dht.restore and dht.dump): such a key is refused. An --out where no
-folder can be made or written in is refused too, before anything runs.
+folder can be made or written in, or where column.md, column.json or
+column.png is a folder or another file that is no regular file, is
+refused too, before anything runs (a regular file of those names is
+replaced).
 
 How the ends match:
 
@@ -334,11 +337,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _column(args: argparse.Namespace, overrides: dict[str, Any], comm: Any) -> int:
     """main's run of checked settings, collective over comm; its exit
     status (main ends the whole job on an exception in one process)."""
-    # Imported here, as MPI is: --help and refused settings start no MPI.
-    from .output import check_writable
-
     # Checked by the process that writes there, before anything runs.
-    problem = checked_on_one(comm, partial(check_writable, args.out, "--out"))
+    problem = checked_on_one(comm, partial(_check_out, args.out))
     if problem is not None:
         if comm.Get_rank() == 0:
             print(f"mpidht_sim.column: {problem}", file=sys.stderr)
@@ -352,6 +352,25 @@ def _column(args: argparse.Namespace, overrides: dict[str, Any], comm: Any) -> i
     from .waiting import bcast
 
     return 0 if bcast(comm, ok) else 1
+
+
+#: What the command writes into --out.
+_OUTPUTS = ("column.md", "column.json", "column.png")
+
+
+def _check_out(out: Path) -> None:
+    """Raises ConfigError unless out is (or can be made) a folder this
+    process may write in, where none of _OUTPUTS is anything but a file
+    (a folder or a FIFO there failed the run after its report was
+    written); a file of that name is replaced."""
+    from .output import check_writable
+
+    check_writable(out, "--out")
+    for name in _OUTPUTS:
+        path = out / name
+        if path.exists() and not path.is_file():
+            raise ConfigError(f"--out: {path} is not a file, and the report would be "
+                              "written there")
 
 
 def _write(result: ColumnResult, out: Path, tolerance: float) -> None:
