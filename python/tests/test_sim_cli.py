@@ -89,14 +89,26 @@ def test_failure_on_one_rank_ends_the_job(where: str, processes: int,
     assert f"mpidht_sim: rank {rank}: RuntimeError: failed on purpose" in err
 
 
+#: The column command with its report failing on rank 0, after the run.
+FAILING_COLUMN = """
+import sys
+import mpidht_sim.column
+
+def fail(*args):
+    raise OSError("failed on purpose")
+
+mpidht_sim.column._write = fail
+raise SystemExit(mpidht_sim.column.main(sys.argv[1:]))
+"""
+
+
 def test_column_failing_on_rank_zero_ends_the_job(tmp_path: Path) -> None:
-    """column: an error on rank 0 while writing its report (column.md a
-    folder) ends the whole job, naming it; the others waited for rank 0's
-    verdict for ever. A job of its own."""
-    (tmp_path / "out" / "column.md").mkdir(parents=True)
-    err = failing_job([*launcher(), "-n", "2", sys.executable, "-m", "mpidht_sim.column",
+    """column: an error on rank 0 while writing its report ends the whole
+    job, naming it; the others waited for rank 0's verdict for ever. A job
+    of its own."""
+    err = failing_job([*launcher(), "-n", "2", sys.executable, "-c", FAILING_COLUMN,
                        "--cells", "2", "--steps", "2", "--out", str(tmp_path / "out")])
-    assert "mpidht_sim.column: rank 0: IsADirectoryError" in err
+    assert "mpidht_sim.column: rank 0: OSError: failed on purpose" in err
 
 
 def test_signal_to_the_launcher_stops_the_run(tmp_path: Path) -> None:
