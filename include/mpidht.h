@@ -266,7 +266,12 @@ typedef enum mpidht_window_kind {
      * docs/design.md, "Windows", for why. */
     MPIDHT_WINDOW_AUTO = 0,
     MPIDHT_WINDOW_SHARED = 1,   /* MPI_Win_allocate_shared; one node only */
-    MPIDHT_WINDOW_ALLOCATE = 2, /* MPI_Win_allocate */
+    /* MPI_Win_allocate. Under Open MPI refused (MPIDHT_ERR_WINDOW_UNSUPPORTED)
+     * on a communicator holding more than one but not all of the job's
+     * processes on a node, unless `--mca osc` leaves rdma out: Open MPI
+     * 4.1's osc rdma may give it another communicator's memory there
+     * (open-mpi/ompi#7393; docs/design.md, "Windows"). */
+    MPIDHT_WINDOW_ALLOCATE = 2,
     MPIDHT_WINDOW_CREATE = 3    /* MPI_Alloc_mem + MPI_Win_create */
 } mpidht_window_kind_t;
 

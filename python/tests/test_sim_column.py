@@ -5,6 +5,7 @@ waters typed in as numbers (the benchmark's description), which are not
 charge balanced."""
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -148,18 +149,22 @@ def test_column_out_that_cannot_be_written_is_refused_first(
     assert main(short + ["--out", str(afile / "below")]) == 2
     # A folder where a report file goes: refused first (the run failed
     # after writing column.md).
-    blocked = base / "blocked"
+    blocked, piped = base / "blocked", base / "piped"
     if comm.Get_rank() == 0:
         (blocked / "column.json").mkdir(parents=True)
+        piped.mkdir()
+        os.mkfifo(piped / "column.png")
     comm.Barrier()
     assert main(short + ["--out", str(blocked)]) == 2
+    assert main(short + ["--out", str(piped)]) == 2
     err = capsys.readouterr().err
     if comm.Get_rank() == 0:
         assert f"mpidht_sim.column: --out: {afile} is not a folder" in err
         assert f"--out: {afile / 'below'} cannot be made: {afile} is not a folder" in err
         assert afile.read_text() == "mine"
         assert f"--out: {blocked / 'column.json'} is not a file" in err
-        assert not (blocked / "column.md").exists()
+        assert f"--out: {piped / 'column.png'} is not a file" in err
+        assert not (blocked / "column.md").exists() and not (piped / "column.md").exists()
     assert main(short + ["--out", str(base / "strict"), "--tolerance", "1e-300"]) == 1
     if comm.Get_rank() == 0:
         assert "FAILED: not within --tolerance 1e-300." in capsys.readouterr().out

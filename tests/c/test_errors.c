@@ -147,16 +147,21 @@ static void bad_create_arguments(void)
         EXPECT_CREATE(&p, MPIDHT_ERR_BUDGET_TOO_LARGE);
         p.memory_per_process = (info.bucket_size << 32) + info.bucket_size;
         EXPECT_CREATE(&p, MPIDHT_ERR_BUDGET_TOO_LARGE); /* 2^32 + 1 buckets */
-        /* All of the node's physical memory, shared out (whole buckets: a
-         * little less in all), is more than it has available: it was let
-         * through, and create was killed touching it. */
-        int node = 1;
+        /* All of the node's physical memory, shared out unevenly (whole
+         * buckets: a little less in all), is more than it has available:
+         * it was let through, and create was killed touching it. Where the
+         * node has more than one process, none asks for more than half of
+         * it alone: only the sum is refused. */
+        int node = 1, node_rank = 0;
         MPI_Comm local;
         MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
         MPI_Comm_size(local, &node);
+        MPI_Comm_rank(local, &node_rank);
         MPI_Comm_free(&local);
         uint64_t physical = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
-        p.memory_per_process = (size_t)(physical / (uint64_t)node);
+        p.memory_per_process = (size_t)(node == 1        ? physical
+                                        : node_rank == 0 ? physical / 2
+                                                         : physical / 2 / (uint64_t)(node - 1));
         EXPECT_CREATE_SAYING(&p, MPIDHT_ERR_BUDGET_TOO_LARGE, " bytes it has available");
     }
     p = good;
