@@ -212,7 +212,7 @@ static bool not_entered(const peer_t *p, uint64_t epoch, int call)
 
 static bool in_call(const peer_t *p, uint64_t epoch, int call)
 {
-    return !ahead(p, epoch) && call_at(p, epoch) == call;
+    return call_at(p, epoch) == call;
 }
 
 static bool gave_up(const peer_t *p, uint64_t epoch, int call)

@@ -92,7 +92,7 @@ mpidht_status_t mpidht_file_write_at(const mpidht_t *t, MPI_File fh, const char 
 static void name_limits(const mpidht_t *t, size_t *whole, size_t *last)
 {
     *whole = *last = SIZE_MAX;
-    if (!t->mpi_family || strcmp(t->mpi_family, "Open MPI") != 0)
+    if (!mpidht_runs_open_mpi(t))
         return;
     size_t digits = 1; /* of the highest rank */
     for (int r = t->comm_size - 1; r >= 10; r /= 10)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "address.h"
 #include "layout.h"
@@ -129,6 +130,12 @@ struct mpidht {
 };
 
 /* Sets the error detail (printf-style; cut to fit). */
+/* Whether this process runs with Open MPI (t->mpi_family). */
+static inline bool mpidht_runs_open_mpi(const mpidht_t *t)
+{
+    return t->mpi_family && strcmp(t->mpi_family, "Open MPI") == 0;
+}
+
 void mpidht_set_detail(const mpidht_t *t, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 

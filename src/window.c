@@ -98,8 +98,7 @@ static mpidht_status_t check_rdma_segment(const mpidht_t *t)
 {
     const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
     long job_here = local ? strtol(local, NULL, 10) : 0;
-    if (t->window != MPIDHT_WINDOW_ALLOCATE || !t->mpi_family ||
-        strcmp(t->mpi_family, "Open MPI") != 0 || t->node_size < 2 ||
+    if (t->window != MPIDHT_WINDOW_ALLOCATE || !mpidht_runs_open_mpi(t) || t->node_size < 2 ||
         job_here <= t->node_size || !rdma_may_serve())
         return MPIDHT_OK;
     mpidht_set_detail(t,

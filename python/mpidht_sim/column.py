@@ -363,14 +363,13 @@ def _check_out(out: Path) -> None:
     process may write in, where none of _OUTPUTS is anything but a file
     (a folder or a FIFO there failed the run after its report was
     written); a file of that name is replaced."""
-    from .output import check_writable
+    from .output import check_writable, not_files
 
     check_writable(out, "--out")
-    for name in _OUTPUTS:
-        path = out / name
-        if path.exists() and not path.is_file():
-            raise ConfigError(f"--out: {path} is not a file, and the report would be "
-                              "written there")
+    blocked = not_files(out / name for name in _OUTPUTS)
+    if blocked:
+        raise ConfigError(f"--out: {blocked[0]} is not a file, and the report would be "
+                          "written there")
 
 
 def _write(result: ColumnResult, out: Path, tolerance: float) -> None:

@@ -549,10 +549,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         folders = (args.run, args.reference)
         if args.json is not None:
             _check_json_target(args.json, folders)
-        for folder in folders:
-            if not folder.is_dir():
-                raise ValueError(f"{folder} " + ("is not a folder" if folder.exists()
-                                                 else "does not exist"))
         configs = [saved_config(args.run), saved_config(args.reference)]
         unchecked = [f for f, c in zip((args.run, args.reference), configs) if c is None]
         if configs[0] is not None and configs[1] is not None:

@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
@@ -51,6 +51,12 @@ def earlier_outputs(folder: Path) -> list[Path]:
     return sorted(p for p in named if p.is_file())
 
 
+def not_files(paths: Iterable[Path]) -> list[Path]:
+    """Those of paths where something other than a regular file stands (a
+    folder, a FIFO), sorted: nothing can write a file there."""
+    return sorted(p for p in paths if p.exists() and not p.is_file())
+
+
 def blocked_outputs(folder: Path) -> list[Path]:
     """What stands in folder where a run writes a file of its own (a
     folder named summary.json or fields_00010.npz, a FIFO): no run can
@@ -59,7 +65,7 @@ def blocked_outputs(folder: Path) -> list[Path]:
         return []
     named = [folder / name for name in OUTPUTS]
     named += [p for kind in FIELD_KINDS for p in field_files(folder, kind).values()]
-    return sorted(p for p in named if p.exists() and not p.is_file())
+    return not_files(named)
 
 
 def check_writable(out: Path, name: str) -> None:
