@@ -17,7 +17,7 @@ bench_args=(--phases write,read,raw-get,memcpy --batch 1,8,64,512 --write-batch 
 while (($#)); do
   case $1 in  # an option of these as the last word, without its value
     --before | --after | --mpi | --nprocs | --repeats | --ops | --out)
-      (($# >= 2)) || { echo "$1 needs a value (--help lists the options)" >&2; exit 1; } ;;
+      (($# >= 2)) || { echo "$1 needs a value (--help lists the options)" >&2; exit 2; } ;;
   esac
   case $1 in
     --before) before=$2; shift 2 ;;
@@ -28,18 +28,21 @@ while (($#)); do
     --ops) ops=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --) shift; bench_args=("$@"); break ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
-    *) echo "unknown option $1 (--help lists them)" >&2; exit 1 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "unknown option $1 (--help lists them)" >&2; exit 2 ;;
   esac
 done
 for dir in "$before" "$after"; do
   if [[ ! -x $dir/bench/mpidht_bench ]]; then
     echo "no build with bench/mpidht_bench in '$dir' (give --before and --after)" >&2
-    exit 1
+    exit 2
   fi
 done
-[[ $mpi == openmpi || $mpi == mpich ]] || { echo "--mpi: openmpi or mpich" >&2; exit 1; }
-[[ $repeats =~ ^[1-9][0-9]?$ ]] || { echo "--repeats: 1 to 99" >&2; exit 1; }
+[[ $mpi == openmpi || $mpi == mpich ]] || { echo "--mpi: openmpi or mpich" >&2; exit 2; }
+[[ $repeats =~ ^[1-9][0-9]?$ ]] || { echo "--repeats: 1 to 99" >&2; exit 2; }
+[[ $ops =~ ^[1-9][0-9]{0,8}$ ]] || { echo "--ops: 1 to 999999999 operations per rank" >&2; exit 2; }
+[[ $nprocs =~ ^[[:space:]]*[1-9][0-9]?([[:space:]]+[1-9][0-9]?)*[[:space:]]*$ ]] ||
+  { echo "--nprocs: process counts from 1 to 99, e.g. \"1 2 4\"" >&2; exit 2; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
 mkdir -p "$out/raw"

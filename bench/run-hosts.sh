@@ -28,7 +28,7 @@ results=$build_root/bench-hosts
 while (($#)); do
   case $1 in  # an option of these as the last word, without its value
     --hosts | --ops | --ops-oversubscribed | --repeats | --progress-ops | --delay | --results)
-      (($# >= 2)) || { echo "$1 needs a value (--help lists the options)" >&2; exit 1; } ;;
+      (($# >= 2)) || { echo "$1 needs a value (--help lists the options)" >&2; exit 2; } ;;
   esac
   case $1 in
     --hosts) hosts_list=$2; shift 2 ;;
@@ -39,19 +39,19 @@ while (($#)); do
     --delay) delay=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "unknown option $1 (--help lists them)" >&2; exit 1 ;;
+    *) echo "unknown option $1 (--help lists them)" >&2; exit 2 ;;
   esac
 done
 for n in $hosts_list; do
   [[ $n =~ ^[0-9]+$ ]] && ((n >= 2 && n <= 16)) ||
-    { echo "--hosts '$hosts_list': expected counts from 2 to 16" >&2; exit 1; }
+    { echo "--hosts '$hosts_list': expected counts from 2 to 16" >&2; exit 2; }
 done
-[[ $repeats =~ ^[1-9]$ ]] || { echo "--repeats '$repeats': expected 1 to 9" >&2; exit 1; }
+[[ $repeats =~ ^[1-9]$ ]] || { echo "--repeats '$repeats': expected 1 to 9" >&2; exit 2; }
 for v in "$ops" "$ops_over" "$progress_ops"; do
-  [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "operation counts must be whole numbers above 0" >&2; exit 1; }
+  [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "operation counts must be whole numbers above 0" >&2; exit 2; }
 done
 [[ -z $delay || $delay =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
-  { echo "--delay '$delay': expected milliseconds" >&2; exit 1; }
+  { echo "--delay '$delay': expected milliseconds" >&2; exit 2; }
 
 hosts=$repo/scripts/emulated-hosts.sh
 run=$repo/scripts/hosts-mpiexec.sh

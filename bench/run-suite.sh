@@ -23,7 +23,7 @@ results=$build_root/bench-results
 while (($#)); do
   case $1 in  # an option of these as the last word, without its value
     --ops | --server-ops | --nprocs | --batches | --repeats | --results)
-      (($# >= 2)) || { echo "$1 needs a value (--help lists the options)" >&2; exit 1; } ;;
+      (($# >= 2)) || { echo "$1 needs a value (--help lists the options)" >&2; exit 2; } ;;
   esac
   case $1 in
     --ops) ops=$2; shift 2 ;;
@@ -32,8 +32,8 @@ while (($#)); do
     --batches) batches=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
-    *) echo "unknown option $1" >&2; exit 1 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "unknown option $1 (--help lists them)" >&2; exit 2 ;;
   esac
 done
 # The batch sizes as mpidht_bench's comma list, measured twice in mirrored
@@ -44,11 +44,32 @@ if ((${#sizes[@]} == 0 || ${#sizes[@]} > 8)) || [[ ! " $batches " =~ " 1 " ]] ||
    (($(printf '%s\n' "${sizes[@]}" | sort -n | tail -n 1) > 65536)); then
   echo "--batches '$batches': expected 1 to 8 batch sizes from 1 to 65536 including 1" \
        "(the single-call reference), e.g. \"1 8 64 512\"" >&2
-  exit 1
+  exit 2
 fi
 if [[ ! $repeats =~ ^[1-9]$ ]]; then
   echo "--repeats '$repeats': expected 1 to 9 runs per setting" >&2
-  exit 1
+  exit 2
+fi
+for option in "--ops $ops" "--server-ops $server_ops"; do
+  if [[ ! ${option#* } =~ ^[1-9][0-9]{0,8}$ ]]; then
+    echo "${option% *} '${option#* }': expected a whole number of operations per rank" \
+         "from 1 to 999999999" >&2
+    exit 2
+  fi
+done
+if [[ ! $nprocs =~ ^[[:space:]]*[1-9][0-9]?([[:space:]]+[1-9][0-9]?)*[[:space:]]*$ ]]; then
+  echo "--nprocs '$nprocs': expected process counts from 1 to 99, e.g. \"1 2 4\"" >&2
+  exit 2
+fi
+# The raw results are rewritten whole: an existing raw folder is removed
+# only if it holds nothing but what the suite writes there.
+if [[ -e $results/raw ]] &&
+   { [[ ! -d $results/raw || -L $results/raw ]] ||
+     [[ -n $(find "$results/raw" -mindepth 1 ! -name '*.json' \
+             ! \( -type d \( -name batch -o -name mpi -o -name persist \) \) -print -quit) ]]; }; then
+  echo "--results $results: $results/raw holds what the suite did not write there;" \
+       "move it away or give another --results" >&2
+  exit 2
 fi
 mirrored=$(printf '%s\n' "${sizes[@]}" "$(printf '%s\n' "${sizes[@]}" | tac)" | paste -sd,)
 

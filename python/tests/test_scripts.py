@@ -59,5 +59,45 @@ def test_help_says_what_a_script_does_and_runs_nothing(script: str) -> None:
 def test_option_without_its_value_is_named(script: str, option: str) -> None:
     out = subprocess.run(["bash", str(ROOT / script), option], capture_output=True,
                          text=True, timeout=60)
-    assert out.returncode == 1
+    assert out.returncode == 2
     assert out.stderr == f"{option} needs a value (--help lists the options)\n"
+
+
+@pytest.mark.parametrize("script", ["bench/run-suite.sh", "bench/run-hosts.sh",
+                                    "bench/compare-builds.sh"])
+def test_bench_script_help_and_usage_errors(script: str) -> None:
+    """A benchmark script's --help is its header without the comment marks
+    (and no line of the script itself); an unknown option exits 2."""
+    path = ROOT / script
+    header = path.read_text().splitlines()[1].lstrip("# ")
+    out = subprocess.run(["bash", str(path), "--help"], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0 and out.stdout.splitlines()[0] == header
+    assert not any(line.startswith(("#", "set ")) for line in out.stdout.splitlines())
+    out = subprocess.run(["bash", str(path), "--bogus"], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 2 and out.stderr.startswith("unknown option --bogus")
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--ops", "1e5"], "--ops '1e5'"),
+    (["--server-ops", "0"], "--server-ops '0'"),
+    (["--nprocs", "0"], "--nprocs '0'"),
+    (["--nprocs", "1 two"], "--nprocs '1 two'"),
+])
+def test_suite_refuses_bad_values_before_any_work(args: list[str], words: str) -> None:
+    out = subprocess.run(["bash", str(ROOT / "bench" / "run-suite.sh"), *args],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and out.stderr.startswith(words)
+
+
+def test_suite_keeps_a_raw_folder_it_did_not_write(tmp_path: Path) -> None:
+    """--results DIR rewrites DIR/raw whole, so a DIR/raw holding anything
+    the suite does not write there is refused before any work, untouched."""
+    mine = tmp_path / "raw" / "notes.txt"
+    mine.parent.mkdir()
+    mine.write_text("kept")
+    out = subprocess.run(["bash", str(ROOT / "bench" / "run-suite.sh"), "--results",
+                          str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "holds what the suite did not write" in out.stderr
+    assert mine.read_text() == "kept"

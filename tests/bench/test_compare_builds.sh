@@ -45,4 +45,6 @@ refused "give --before and --after" --before "$dir/none" --after "$build"
 refused "openmpi or mpich" --before "$build" --after "$build" --mpi lam
 refused "1 to 99" --before "$build" --after "$build" --repeats 0
 refused "unknown option" --before "$build" --after "$build" --fast
-echo "compare-builds smoke: 18 rows, 5 refusals"
+refused "operations per rank" --before "$build" --after "$build" --ops 0
+refused "process counts" --before "$build" --after "$build" --nprocs "1 two"
+echo "compare-builds smoke: 18 rows, 7 refusals"
