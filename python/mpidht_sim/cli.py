@@ -57,10 +57,16 @@ class Parser(argparse.ArgumentParser):
 
 def _parse_value(text: str) -> Any:
     """A TOML value (so that --set 'dht.digits={C = 4, ...}' gives a table),
-    else an int, a float, a bool or the text itself."""
+    else an int, a float, a bool or the text itself. Text that opens a TOML
+    string, array or table but is not one (an unclosed quote) raises
+    ConfigError rather than becoming text with its quote in it."""
     try:
         return tomllib.loads(f"value = {text}")["value"]
-    except (tomllib.TOMLDecodeError, RecursionError):  # checked as text, then refused
+    except tomllib.TOMLDecodeError as e:  # checked as text, then refused
+        if text[:1] in ("'", '"', "[", "{"):
+            raise ConfigError(f"the value opens a TOML string, array or table but is not "
+                              f"one ({e}); quote a text whole or not at all") from None
+    except RecursionError:
         pass
     for kind in (int, float):
         try:
@@ -138,7 +144,10 @@ def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep:
             raise ConfigError(f"--set {item!r}: expected SECTION.KEY=VALUE")
-        overrides[key.strip()] = _parse_value(value.strip())
+        try:
+            overrides[key.strip()] = _parse_value(value.strip())
+        except ConfigError as e:
+            raise ConfigError(f"--set {item!r}: {e}") from None
     return overrides
 
 

@@ -273,6 +273,20 @@ def test_input_nested_beyond_pythons_depth(tmp_path: Path) -> None:
         load(None, nested)
 
 
+@pytest.mark.parametrize("value", ['"abc', "'abc", "[1, 2", "{C = 4"])
+def test_set_value_opening_toml_it_does_not_close(value: str) -> None:
+    """--set 'run.output_dir="abc' is refused (it made a folder named
+    "abc, quote and all); a text without quotes is still text."""
+    from mpidht_sim.cli import parse_overrides
+
+    item = f"run.output_dir={value}"
+    with pytest.raises(ConfigError, match=re.escape(f"--set {item!r}: the value opens a TOML "
+                                                    "string")):
+        parse_overrides([item])
+    assert parse_overrides(["run.output_dir=abc"]) == {"run.output_dir": "abc"}
+    assert parse_overrides(['run.output_dir="a b"']) == {"run.output_dir": "a b"}
+
+
 def test_output_folder_with_a_nul_is_refused(tmp_path: Path) -> None:
     """A NUL in an output folder's name is refused naming the setting (a
     ValueError of the file system calls ended the run)."""
