@@ -304,7 +304,7 @@ def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm",
     waiting: main ends the whole job on one."""
     from .driver import RunRefused, run, run_package_size, worker_count
     from .flow import advection_for
-    from .output import check_folders, finish, job, start, write_field
+    from .output import check_folders, finish, job, start, unstart, write_field
     from .waiting import bcast
 
     rank = comm.Get_rank()
@@ -321,8 +321,9 @@ def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm",
         if rank == 0:
             print(f"mpidht_sim: configuration error: {problem}", file=sys.stderr)
         return 2
+    made = False
     if rank == 0:
-        start(cfg)
+        made = start(cfg)
         print(f"{cfg.nx} x {cfg.ny} cells, {cfg.iterations} iterations, "
               f"{comm.Get_size()} processes ({worker_count(comm.Get_size())} reacting, "
               f"packages of {run_package_size(cfg, comm.Get_size())} cells), DHT "
@@ -342,6 +343,7 @@ def _simulate(args: argparse.Namespace, cfg: Config, comm: "MPI.Intracomm",
     except RunRefused as e:  # on every process: each ends, one says why
         close()
         if rank == 0:
+            unstart(cfg, made)
             print(f"mpidht_sim: refused before the first step: {e}", file=sys.stderr)
         return 2
     close()

@@ -153,11 +153,12 @@ def saved_iterations(cfg: Config) -> list[int]:
             if it % cfg.save_every == 0 or it == cfg.iterations]
 
 
-def start(cfg: Config) -> None:
+def start(cfg: Config) -> bool:
     """On one process, before the first step: removes an earlier run's
     outputs (run.overwrite; a DHT this run restores from is kept) and
-    writes waters.json."""
+    writes waters.json; returns whether it made the output folder."""
     out = cfg.output_dir
+    made = not out.exists()
     keep = set()
     if cfg.dht.restore is not None:
         keep = {cfg.dht.restore.resolve(), settings_path(cfg.dht.restore).resolve()}
@@ -167,6 +168,16 @@ def start(cfg: Config) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "waters.json").write_text(json.dumps(
         {name: water.to_dict() for name, water in cfg.waters.items()}, indent=1))
+    return made
+
+
+def unstart(cfg: Config, made: bool) -> None:
+    """Undoes ``start`` for a run refused before its first step: removes
+    waters.json, and the output folder where start made it and it is
+    empty again, so that the same command can run again."""
+    (cfg.output_dir / "waters.json").unlink(missing_ok=True)
+    if made and not any(cfg.output_dir.iterdir()):
+        cfg.output_dir.rmdir()
 
 
 MAPPED = ("Ca", "Mg", "calcite", "dolomite")

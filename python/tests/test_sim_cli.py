@@ -214,7 +214,8 @@ def test_empty_output_is_refused() -> None:
 def test_damaged_warm_start_ends_every_process_cleanly(tmp_path: Path) -> None:
     """A saved DHT that restore refuses (here a flipped byte in a record)
     ends every process with status 2 and one message, not MPI_Abort: the
-    refusal comes on every worker alike. A job of its own."""
+    refusal comes on every worker alike. Nothing of the run is left (its
+    waters.json made a rerun need --overwrite). A job of its own."""
     env = own_job_env()
     tiny = ["--set", "grid.nx=4", "--set", "grid.ny=4", "--iterations", "2", "--quiet",
             "--no-plots"]
@@ -234,6 +235,10 @@ def test_damaged_warm_start_ends_every_process_cleanly(tmp_path: Path) -> None:
     assert warm.returncode == 2, warm.stderr
     assert warm.stderr.count("mpidht_sim: refused before the first step:") == 1
     assert "MPI_ABORT" not in warm.stderr and "Traceback" not in warm.stderr
+    assert not (tmp_path / "warm").exists()
+    (tmp_path / "kept").mkdir()
+    again = job("--warm-start", str(dump), "--output", str(tmp_path / "kept"))
+    assert again.returncode == 2 and list((tmp_path / "kept").iterdir()) == []
 
 
 def test_validate_refuses_an_out_it_cannot_write(tmp_path: Path) -> None:
