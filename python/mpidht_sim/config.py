@@ -513,4 +513,7 @@ def _fixed(entries: Any, nx: int, ny: int) -> tuple[FixedPressure, ...]:
         out.append(FixedPressure(x, y, pressure, water == "injected"))
     if len({p.pressure for p in out}) < 2:
         raise ConfigError("flow.fixed_pressure: all pressures are equal, nothing flows")
+    if not any(p.injects for p in out):
+        raise ConfigError("flow.fixed_pressure: no cell has water = \"injected\", so only "
+                          "the initial water would flow and nothing would react")
     return tuple(out)

@@ -73,8 +73,13 @@ def test_overrides_and_relative_cells() -> None:
     ({"grid.nx": 2, "grid.ny": 1}, "flow.fixed_pressure holds every cell of the 2 x 1 grid "
                                    "(grid.nx, grid.ny): no cell is left to react"),
     ({"grid.nx": 1, "grid.ny": 3, "flow.fixed_pressure": [
-        {"cell": [0, 0], "pressure": 1.0}, {"cell": [0, 1], "pressure": 2.0},
-        {"cell": [0, 2], "pressure": 3.0}]}, "every cell of the 1 x 3 grid"),
+        {"cell": [0, 0], "pressure": 1.0, "water": "injected"},
+        {"cell": [0, 1], "pressure": 2.0}, {"cell": [0, 2], "pressure": 3.0}]},
+     "every cell of the 1 x 3 grid"),
+    # It ran, the initial water flowing unchanged.
+    ({"flow.fixed_pressure": [{"cell": [0, 0], "pressure": 2.0},
+                              {"cell": [1, 0], "pressure": 1.0}]},
+     'no cell has water = "injected"'),
     ({"run.colour": "red"}, "unknown key(s) in [run]: colour"),
     ({"run.stop_after": -1.0}, "run.stop_after must be at least 0.0, got -1.0"),
     ({"run.stop_after": "1h"}, "run.stop_after must be a number, got '1h'"),
