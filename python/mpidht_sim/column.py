@@ -225,8 +225,9 @@ def validate_column(cells: int, steps: int, time_step: float, comm: Any,
     simulated = {it: field[1:-1] for it, field in result.saved.items() if it > 0}
     reference = run_phreeqc(cfg, cells, steps)
     sums = totals(result)
-    surrogate = ({k: sums[k] for k in ("cells", "misses", "exact_hits", "approximate_hits",
-                                       "interpolated")} if dht else None)
+    surrogate = ({**{k: sums[k] for k in ("cells", "misses", "exact_hits", "approximate_hits",
+                                          "interpolated")},
+                  "over_budget": sums["predictions"]["budget"]} if dht else None)
     return ColumnResult(cells, steps, time_step, simulated, reference,
                         compare(simulated, reference), surrogate)
 
@@ -264,7 +265,8 @@ def _surrogate(r: ColumnResult) -> str:
         return "DHT off"
     return (f"DHT on: PHREEQC computed {s['misses']} of {s['cells']} cell reactions "
             f"(hits: {s['exact_hits']} exact, {s['approximate_hits']} approximate; "
-            f"{s['interpolated']} interpolated)")
+            f"{s['interpolated']} interpolated, {s['over_budget']} predictions computed "
+            "for their cell's interp.budget)")
 
 
 def plot(r: ColumnResult, path: Path) -> None:

@@ -98,6 +98,7 @@ class InterpConfig:
     estimate: str = "standard-error"
     interval: float = 3.0
     tolerance: float = 2e-5
+    budget: float = 1e-4
     conservation_rtol: float = 1e-5
     verify: float = 0.02
 
@@ -292,7 +293,7 @@ def _digits(table: Mapping[str, Any], section: str, minimum: int) -> dict[str, i
 def _interp(table: Mapping[str, Any]) -> InterpConfig:
     keys = ("enabled", "method", "memory_per_worker", "digits", "slots", "min_neighbours",
             "neighbours", "radius", "extrapolation", "estimate", "interval", "tolerance",
-            "conservation_rtol", "verify")
+            "budget", "conservation_rtol", "verify")
     _known(table, "interp", keys)
     method = table.get("method")
     if method not in METHODS:
@@ -326,6 +327,7 @@ def _interp(table: Mapping[str, Any]) -> InterpConfig:
         estimate=str(estimate),
         interval=float(_number(table, "interp", "interval", positive=True)),
         tolerance=float(_number(table, "interp", "tolerance", minimum=0.0)),
+        budget=float(_number(table, "interp", "budget", minimum=0.0)),
         conservation_rtol=float(_number(table, "interp", "conservation_rtol", minimum=0.0)),
         verify=float(_number(table, "interp", "verify", minimum=0.0, maximum=1.0)),
     )

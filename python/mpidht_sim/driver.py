@@ -41,7 +41,7 @@ from .chemistry import Chemistry
 from .config import Config
 from .flow import advection_for
 from .surrogate import (KEY_SIZE, VALUE_SIZE, Surrogate, fingerprint, interpolation,
-                        same_key)
+                        same_key, variable_scales)
 from .variables import AQUEOUS, VARIABLES
 from .waiting import barrier, recv
 
@@ -49,7 +49,10 @@ __all__ = ["Counters", "IterationRecord", "RunResult", "run"]
 
 Array = npt.NDArray[np.float64]
 #: Outcomes of a prediction, in mpidht.interp.Check's order (Counters.checks).
-CHECKS = tuple(c.name.lower() for c in Check)
+CHECKS = tuple(c.name.lower() for c in Check) + ("budget",)
+#: The outcome of a prediction that passed every check of mpidht.interp
+#: but would take its cell past interp.budget.
+OVER_BUDGET = len(Check)
 TAG_WORK, TAG_RESULT, TAG_STOP, TAG_DUMP = 1, 2, 3, 4
 
 
@@ -125,6 +128,9 @@ class RunResult:
     dump_s: float = 0.0                # time spent saving it
     #: Accepted predictions checked against PHREEQC, over all workers.
     verification: Optional[Any] = None  # mpidht.interp.Verification
+    #: Per cell and variable, the error estimates of the predictions used
+    #: there, summed over the run (interp.budget; aqueous: as they flowed).
+    spent: Optional[Array] = None
     #: Where the run stopped before its last iteration: {"iteration",
     #: "iterations", "reason"}; None where it ran them all.
     stopped: Optional[dict[str, Any]] = None
@@ -138,6 +144,11 @@ class ChemistryWorker:
         self.surrogate = Surrogate(cfg.dht)
         self.table: Optional[mpidht.Table] = None
         self.near: Optional[Neighbours] = None
+        #: The largest sum of error estimates of the predictions used in a
+        #: cell, per variable (inf: no limit).
+        self.budget = np.full(len(VARIABLES), np.inf)
+        if cfg.interp.budget > 0:
+            self.budget = cfg.interp.budget * variable_scales(cfg)
         self.verification = Verification(cfg.interp.verify,
                                          seed=dht_comm.Get_rank() if dht_comm else 0)
         if cfg.dht.enabled and dht_comm is not None:
@@ -157,7 +168,12 @@ class ChemistryWorker:
                 self.close()
                 raise
 
-    def react(self, states: Array, dt: float) -> tuple[Array, Counters]:
+    def react(self, states: Array, dt: float,
+              spent: Optional[Array] = None) -> tuple[Array, Counters]:
+        """Reacts the states (cells x variables) over dt. ``spent`` (the
+        same shape), where given, holds what each cell has spent of
+        interp.budget: a prediction that would take its cell past it is
+        computed instead, and the estimates of those used are added."""
         counts = Counters()
         if self.table is None:
             t0 = time.perf_counter()
@@ -185,10 +201,16 @@ class ChemistryWorker:
         if self.near is not None and missing.any():
             rows = np.flatnonzero(missing)
             p = self.near.predict(states[rows], dt)
+            estimate = np.nan_to_num(p.estimate, nan=0.0)
+            if spent is not None:
+                over = p.accepted & np.any(spent[rows] + estimate > self.budget, axis=1)
+                p.check[over] = OVER_BUDGET
             counts.checks = np.bincount(p.check, minlength=len(CHECKS)).tolist()
             taken, values = rows[p.accepted], p.values[p.accepted]
             chosen = self.verification.choose(taken.size)
             out[taken[~chosen]] = values[~chosen]
+            if spent is not None:
+                spent[taken[~chosen]] += estimate[p.accepted][~chosen]
             missing[taken[~chosen]] = False
             verify, predicted = taken[chosen], values[chosen]
             counts.interpolated, counts.verified = int((~chosen).sum()), int(chosen.sum())
@@ -398,12 +420,17 @@ def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
         result.dht_dump = cfg.output_dir / DHT_FILE
         cfg.output_dir.mkdir(parents=True, exist_ok=True)
     n_aq = len(AQUEOUS)
+    # What each cell has spent of interp.budget: the aqueous part flows
+    # with the water (none in what enters), the minerals' stays.
+    spent = np.zeros_like(state)
+    spent_flow = advection.carrying(np.zeros(n_aq))
     longest = 0.0
     for it in range(1, cfg.iterations + 1):
         t0 = time.perf_counter()
         state[:, :n_aq], _ = advection.step(state[:, :n_aq], cfg.time_step)
+        spent[:, :n_aq], _ = spent_flow.step(spent[:, :n_aq], cfg.time_step)
         t1 = time.perf_counter()
-        counts = _dispatch(comm, local, state, work, cfg.time_step)
+        counts = _dispatch(comm, local, state, spent, work, cfg.time_step)
         record = IterationRecord(it, counts.hits, counts.misses, counts.exact_hits,
                                  counts.rejected, t1 - t0, counts.chemistry_s, counts.dht_s,
                                  time.perf_counter() - t0, counts.interpolated,
@@ -438,6 +465,7 @@ def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
         for _, _, v in ends:
             result.verification.merge(v)
     result.final = state
+    result.spent = spent
     result.wall_s = time.perf_counter() - start
     return result
 
@@ -454,12 +482,14 @@ def _dump(comm: MPI.Intracomm, local: Optional[ChemistryWorker], path: Path) -> 
 
 
 def _dispatch(comm: MPI.Intracomm, local: Optional[ChemistryWorker], state: Array,
-              work: list[npt.NDArray[np.int64]], dt: float) -> Counters:
-    """Reacts every package, in place in state."""
+              spent: Array, work: list[npt.NDArray[np.int64]], dt: float) -> Counters:
+    """Reacts every package, in place in state and spent."""
     total = Counters()
     if local is not None:
         for cells in work:
-            state[cells], counts = local.react(state[cells], dt)
+            part = spent[cells]
+            state[cells], counts = local.react(state[cells], dt, part)
+            spent[cells] = part
             total.add(counts)
         return total
     pending = list(range(len(work)))[::-1]
@@ -467,17 +497,18 @@ def _dispatch(comm: MPI.Intracomm, local: Optional[ChemistryWorker], state: Arra
     for w in range(1, comm.Get_size()):
         if pending:
             k = pending.pop()
-            comm.send((k, state[work[k]], dt), dest=w, tag=TAG_WORK)
+            comm.send((k, state[work[k]], spent[work[k]], dt), dest=w, tag=TAG_WORK)
             busy += 1
     status = MPI.Status()
     while busy:
-        k, out, counts = recv(comm, MPI.ANY_SOURCE, TAG_RESULT, status)
-        state[work[k]] = out
+        k, out, part, counts = recv(comm, MPI.ANY_SOURCE, TAG_RESULT, status)
+        state[work[k]], spent[work[k]] = out, part
         total.add(counts)
         busy -= 1
         if pending:
             k = pending.pop()
-            comm.send((k, state[work[k]], dt), dest=status.Get_source(), tag=TAG_WORK)
+            comm.send((k, state[work[k]], spent[work[k]], dt), dest=status.Get_source(),
+                      tag=TAG_WORK)
             busy += 1
     return total
 
@@ -492,9 +523,9 @@ def _worker(chem: ChemistryWorker, comm: MPI.Intracomm, worker_comm: MPI.Comm) -
             chem.dump(Path(msg))
             comm.send(None, dest=0, tag=TAG_RESULT)
             continue
-        k, states, dt = msg
-        out, counts = chem.react(states, dt)
-        comm.send((k, out, counts), dest=0, tag=TAG_RESULT)
+        k, states, spent, dt = msg
+        out, counts = chem.react(states, dt, spent)
+        comm.send((k, out, spent, counts), dest=0, tag=TAG_RESULT)
     comm.send(chem.end(), dest=0, tag=TAG_RESULT)
     # Not after an exception: the other workers are not here (they wait
     # for the master, which waits for this one); the caller ends the job.

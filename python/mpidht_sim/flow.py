@@ -16,6 +16,7 @@ ConfigError naming the settings.
 
 from __future__ import annotations
 
+import copy
 import warnings
 from dataclasses import dataclass
 
@@ -138,6 +139,12 @@ class Advection:
                 "(grid.permeability / flow.viscosity, flow.fixed_pressure): shorten "
                 "time.time_step or make grid.cell_size larger")
         return max(1, int(steps))
+
+    def carrying(self, injected: Array) -> "Advection":
+        """The same flow carrying other quantities, ``injected`` entering."""
+        other = copy.copy(self)
+        other.injected = injected
+        return other
 
     def step(self, c: Array, dt: float) -> tuple[Array, Array]:
         """Advects the columns of c (cells x variables) over dt; returns the

@@ -380,6 +380,17 @@ def verified_errors(result: RunResult, cfg: Config) -> Optional[dict[str, Any]]:
     return out
 
 
+def spent_budget(result: RunResult, cfg: Config) -> Optional[dict[str, Any]]:
+    """interp.budget and the most any cell spent of it (the error estimates
+    of the predictions used there, summed; aqueous: as they flowed), per
+    variable, relative to the variable's scale; None without prediction."""
+    if result.verification is None or result.spent is None:
+        return None
+    spent = result.spent.max(axis=0) / variable_scales(cfg)
+    return {"budget": cfg.interp.budget or None,
+            "largest_spent": dict(zip(VARIABLES, spent.tolist()))}
+
+
 def against_reference(result: RunResult, cfg: Config) -> Optional[dict[str, Any]]:
     """The errors against run.reference and the speedups over it; where
     they cannot be computed (no common iteration, other grids, a field that
@@ -465,13 +476,14 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
         plot(result, cfg, out)
     sums = totals(result)
     verified = verified_errors(result, cfg)
+    budget = spent_budget(result, cfg)
     reference = against_reference(result, cfg)
     summary = {
         "config": cfg.to_dict(), "versions": versions(cfg), **extra,
         "wall_s": result.wall_s, "evictions": result.evictions,
         "restored_entries": result.restored,
         "dht_dump": str(result.dht_dump) if result.dht_dump else None,
-        "totals": sums, "verified": verified, "reference": reference,
+        "totals": sums, "verified": verified, "budget": budget, "reference": reference,
         "stopped": result.stopped,
         "records": [r.__dict__ for r in result.records],
     }
@@ -523,6 +535,13 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
                 "(max, RMS): " + ", ".join(
                     f"{name} {verified['max_relative'][name]:.1e}/"
                     f"{verified['rms_relative'][name]:.1e}" for name in VARIABLES))
+    if budget is not None:
+        most = budget["largest_spent"]
+        worst = max(VARIABLES, key=lambda name: most[name])
+        of = (f"of interp.budget {budget['budget']:g}" if budget["budget"]
+              else "(interp.budget 0: no limit)")
+        lines.append(f"error estimates of the predictions used, summed in a cell: at most "
+                     f"{most[worst]:.2e} of {worst}'s scale {of}")
     if result.restored:
         lines.append(f"warm start: {result.restored} DHT entries loaded from {cfg.dht.restore}")
     if result.dht_dump is not None:

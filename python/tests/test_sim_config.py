@@ -98,6 +98,8 @@ def test_overrides_and_relative_cells() -> None:
     ({"interp.interval": 0.0}, "interp.interval must be positive"),
     ({"interp.radius": 0.0}, "interp.radius must be positive"),
     ({"interp.verify": 1.5}, "interp.verify must be at most 1.0"),
+    ({"interp.budget": -1e-4}, "interp.budget must be at least 0.0"),
+    ({"interp.budget": float("nan")}, "interp.budget must be finite"),
     ({"interp.digits.pH": 0}, "interp.digits.pH must be at least 1"),
     ({"interp.neighbors": 3}, "unknown key(s) in [interp]: neighbors"),
     ({"nosuch.key": 1}, "no such section.key"),

@@ -207,3 +207,62 @@ def test_tradeoff_sweep(tmp_path_factory: pytest.TempPathFactory,
         assert row["phreeqc_ratio"] >= 1.0 and row["worst_rms_term"] >= 0
     assert data["exact_3"]["interpolated_share"] == 0.0
     assert (out / "tradeoff.png").stat().st_size > 0
+
+
+@pytest.mark.one_process
+def test_a_prediction_past_its_cells_budget_is_computed() -> None:
+    """interp.budget: a used prediction adds its error estimates to what
+    its cell has spent; one that would take the cell past the budget in
+    any variable is computed by PHREEQC instead (check "budget"), its
+    result used and nothing spent."""
+    cfg = config(**{"interp.budget": 1e-3})
+    w = ChemistryWorker(cfg, MPI.COMM_SELF)
+    try:
+        dt = cfg.time_step
+        query = mixed_state(cfg, 0.3)
+        publish_neighbours(w, query, dt)
+        scales = variable_scales(cfg)
+        limit = cfg.interp.budget * scales
+        spent = np.zeros((1, len(VARIABLES)))
+        _, counts = w.react(query[None], dt, spent)
+        assert (counts.interpolated, counts.misses) == (1, 0)
+        estimate = spent[0].copy()
+        assert (estimate >= 0).all() and (estimate > 0).any()
+        assert (estimate <= cfg.interp.tolerance * scales).all()
+        # Room for twice this estimate in all but one variable (all of the
+        # budget spent where the estimate is 0), for half of it in that one.
+        k = int(np.argmax(estimate / limit))
+        spent = (limit - 2 * estimate)[None]
+        spent[0, k] = limit[k] - estimate[k] / 2
+        before = spent.copy()
+        out, counts = w.react(query[None], dt, spent)
+        assert (counts.interpolated, counts.misses) == (0, 1)
+        assert counts.checks[CHECKS.index("budget")] == 1
+        assert counts.checks[CHECKS.index("accepted")] == 0
+        assert np.array_equal(spent, before)
+        assert np.allclose(out, w.chemistry.react(query[None], dt), rtol=1e-12, atol=0)
+    finally:
+        w.close()
+
+
+def test_a_coupled_run_keeps_every_cell_within_its_budget(reference: Any) -> None:
+    """Over a coupled run (the packages go to the workers and come back
+    with what their cells spent), no cell spends more than interp.budget
+    in any variable; a budget below any estimate uses no prediction."""
+    comm = MPI.COMM_WORLD
+    budget = 5e-5
+    cfg = config(**{**COUPLED, "interp.budget": budget})
+    result = run(cfg, comm)
+    tight = run(config(**{**COUPLED, "interp.budget": 1e-12}), comm)
+    if comm.Get_rank() != 0:
+        return
+    assert result.spent is not None and tight.spent is not None
+    assert sum(r.interpolated for r in result.records) > 0
+    limit = budget * variable_scales(cfg)
+    assert (result.spent <= limit * (1 + 1e-9)).all()
+    assert (result.spent.max(axis=0) > 0).any()
+    # Some cell came close: the budget, not the checks, stopped predictions.
+    assert sum(r.checks[CHECKS.index("budget")] for r in result.records) > 0
+    assert sum(r.interpolated for r in tight.records) == 0
+    assert sum(r.checks[CHECKS.index("budget")] for r in tight.records) > 0
+    assert not tight.spent.any()
