@@ -538,10 +538,10 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
     if budget is not None:
         most = budget["largest_spent"]
         worst = max(VARIABLES, key=lambda name: most[name])
-        of = (f"of interp.budget {budget['budget']:g}" if budget["budget"]
-              else "(interp.budget 0: no limit)")
+        limit = (f"interp.budget {budget['budget']:g}" if budget["budget"]
+                 else "interp.budget 0: no limit")
         lines.append(f"error estimates of the predictions used, summed in a cell: at most "
-                     f"{most[worst]:.2e} of {worst}'s scale {of}")
+                     f"{most[worst]:.2e} of {worst}'s scale ({limit})")
     if result.restored:
         lines.append(f"warm start: {result.restored} DHT entries loaded from {cfg.dht.restore}")
     if result.dht_dump is not None:

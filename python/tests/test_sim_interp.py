@@ -14,6 +14,7 @@ from mpi4py import MPI
 from mpidht_sim.config import Config, load
 from mpidht_sim.driver import CHECKS, ChemistryWorker, run
 from mpidht_sim.measure import compare
+from mpidht_sim.output import spent_budget
 from mpidht_sim.surrogate import CONSERVED, variable_scales
 from mpidht_sim.validate import main as validate_main
 from mpidht_sim.variables import AQUEOUS, VARIABLES
@@ -266,3 +267,9 @@ def test_a_coupled_run_keeps_every_cell_within_its_budget(reference: Any) -> Non
     assert sum(r.interpolated for r in tight.records) == 0
     assert sum(r.checks[CHECKS.index("budget")] for r in tight.records) > 0
     assert not tight.spent.any()
+    # What the run reports (summary.json's "budget"): the most any cell spent.
+    reported = spent_budget(result, cfg)
+    assert reported is not None and reported["budget"] == budget
+    most = np.array([reported["largest_spent"][v] for v in VARIABLES])
+    assert np.allclose(most, result.spent.max(axis=0) / variable_scales(cfg), rtol=1e-12)
+    assert 0 < most.max() <= budget * (1 + 1e-9)
