@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from mpidht_sim.config import ConfigError, load
-from mpidht_sim.measure import compare, load_fields, main, table, terms
+from mpidht_sim.measure import TRACE, compare, load_fields, main, table, terms
 from mpidht_sim.validate import log_over_raw, log_verdict
 from mpidht_sim.variables import VARIABLES
 
@@ -91,6 +91,27 @@ def test_zero_reference() -> None:
     run[2, 0] = 1e-30
     t = terms(run, ref, ("zero", "x"))
     assert t.rms[0] == math.inf and t.worst == ("zero", math.inf)
+
+
+@pytest.mark.parametrize("name", ["C", "calcite"])
+def test_traces_of_an_amount_the_reference_holds_none_of(name: str) -> None:
+    """An amount below TRACE in both fields is absent from both (PHREEQC
+    reports a flushed-out total as 0 where advection leaves 6e-21); above
+    TRACE in the run it is still an infinite term, and pH, which is no
+    amount, has no such floor."""
+    names = (name, "pH")
+    ref = np.zeros((3, 2))
+    ref[:, 1] = 7.0
+    run = ref.copy()
+    run[1, 0] = 6e-21
+    assert terms(run, ref, names).max == (None, 0.0)
+    ref[0, 0] = 1e-19
+    assert terms(run, ref, names).max == (None, 0.0)
+    run[1, 0] = 10 * TRACE
+    assert terms(run, ref, names).max[0] == math.inf
+    ref[:, 1], run[:, 1] = 0.0, 0.0
+    run[0, 1] = 1e-21
+    assert terms(run, ref, names).max[1] == math.inf
 
 
 def save(folder: Path, its: dict[int, np.ndarray], shape: tuple[int, int] = (5, 6)) -> None:
