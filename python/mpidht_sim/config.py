@@ -98,7 +98,7 @@ class InterpConfig:
     estimate: str = "standard-error"
     interval: float = 3.0
     tolerance: float = 2e-5
-    budget: float = 1e-4
+    budget: float = 5e-5
     conservation_rtol: float = 1e-5
     verify: float = 0.02
 

@@ -55,7 +55,7 @@ def test_column_with_the_surrogate() -> None:
     surrogate stays within the bound where calcite runs out under a front
     of carbon-free water (cell 12, step 57): without interp.budget the
     small errors of one cell's predictions add up there to 2.52e-3 of
-    pH's maximum."""
+    pH's maximum (1.24e-4 of calcite's at step 59 with it)."""
     comm = MPI.COMM_WORLD
     cells, steps = 16, 60
     plain = validate_column(cells, steps, 1000.0, comm)
