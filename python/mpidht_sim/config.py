@@ -55,6 +55,11 @@ MAX_CELLS = 1_000_000
 #: of 1e-322 s and below (subnormal numbers); a microsecond is far below
 #: any step of reactive transport and far above those.
 MIN_TIME_STEP = 1e-6
+#: The largest rate factor of a mineral (chemistry.calcite_parm,
+#: dolomite_parm). PHREEQC's explicit integrator takes steps in proportion
+#: to rate x time step: dolomite at 1e4 fails ("Bad RK steps") after 2.4 s
+#: on one cell at the front, at 1e8 after 4 s, at 1e10 after 124 s.
+MAX_RATE_PARM = 1e6
 _WATER_KEYS = ("solution", "state", "charge_balance", "equilibrium")
 
 
@@ -452,8 +457,10 @@ def _build(m: Mapping[str, Mapping[str, Any]], source: Path) -> Config:
         iterations=int(_number(t, "time", "iterations", integer=True, minimum=1)),
         time_step=float(_number(t, "time", "time_step", minimum=MIN_TIME_STEP)),
         database=database,
-        calcite_parm=float(_number(c, "chemistry", "calcite_parm", minimum=0.0)),
-        dolomite_parm=float(_number(c, "chemistry", "dolomite_parm", minimum=0.0)),
+        calcite_parm=float(_number(c, "chemistry", "calcite_parm", minimum=0.0,
+                                   maximum=MAX_RATE_PARM)),
+        dolomite_parm=float(_number(c, "chemistry", "dolomite_parm", minimum=0.0,
+                                    maximum=MAX_RATE_PARM)),
         charge_tolerance=tolerance,
         waters=computed,
         initial={**computed["initial"].state, **minerals},
@@ -476,14 +483,25 @@ def _build(m: Mapping[str, Mapping[str, Any]], source: Path) -> Config:
 
 
 def _react_once(cfg: Config) -> None:
-    """Reacts the initial water for one time step: a database that lacks the
-    phases or a kinetics PHREEQC cannot integrate fails here, before MPI."""
+    """Reacts for one time step the initial water and, as the first step at
+    a front makes it, its even mix with each other water, all with the
+    initial minerals: a database that lacks the phases or kinetics PHREEQC
+    cannot integrate (rates too fast for the step) fail here, before MPI."""
+    initial = np.array([cfg.initial[v] for v in VARIABLES])
+    states = [initial]
+    for name, water in cfg.waters.items():
+        if name != "initial":
+            other = np.array([water.state.get(v, cfg.initial[v]) for v in VARIABLES])
+            states.append((initial + other) / 2)
     try:
         chemistry = Chemistry(cfg.database, cfg.calcite_parm, cfg.dolomite_parm)
-        chemistry.react(np.array([[cfg.initial[v] for v in VARIABLES]]), cfg.time_step)
+        chemistry.react(np.array(states), cfg.time_step)
     except ChemistryError as e:
-        raise ConfigError(f"chemistry: PHREEQC cannot react the initial water with "
-                          f"{cfg.database}: {e}") from None
+        raise ConfigError(f"chemistry: PHREEQC cannot react the initial water, or its even "
+                          f"mix with the injected one, for time.time_step "
+                          f"{cfg.time_step:g} s with {cfg.database}, calcite_parm "
+                          f"{cfg.calcite_parm:g}, dolomite_parm {cfg.dolomite_parm:g}: "
+                          f"{e}") from None
 
 
 def _fixed(entries: Any, nx: int, ny: int) -> tuple[FixedPressure, ...]:

@@ -46,6 +46,13 @@ def test_overrides_and_relative_cells() -> None:
     # PHREEQC never returned from the first reaction with such a step.
     ({"time.time_step": 5e-324}, "time.time_step must be at least 1e-06, got 5e-324"),
     ({"time.time_step": 0.0}, "time.time_step must be at least 1e-06"),
+    # PHREEQC took 124 s on one cell at the front before it gave up.
+    ({"chemistry.dolomite_parm": 1e10}, "chemistry.dolomite_parm must be at most 1000000.0"),
+    ({"chemistry.calcite_parm": 1e7}, "chemistry.calcite_parm must be at most 1000000.0"),
+    # The initial water reacts; its mix with the injected one does not.
+    ({"chemistry.dolomite_parm": 1e4}, "PHREEQC cannot react the initial water, or its even "
+     "mix with the injected one, for time.time_step 57600 s with phreeqc.dat, calcite_parm "
+     "0.0032, dolomite_parm 10000: ERROR: Bad RK steps > 2000"),
     ({"dht.protocol": "optimistic"}, "dht.protocol must be coarse, fine or lockfree"),
     ({"dht.digits": {"C": 5}}, "dht.digits.Ca is required"),
     ({"dht.digits": {"Fe": 5}}, "unknown variable(s) Fe"),
