@@ -169,19 +169,22 @@ class ChemistryWorker:
                 raise
 
     def react(self, states: Array, dt: float,
-              spent: Optional[Array] = None) -> tuple[Array, Counters]:
-        """Reacts the states (cells x variables) over dt. ``spent`` (the
-        same shape), where given, holds what each cell has spent of
-        interp.budget: a prediction that would take its cell past it is
-        computed instead, and the estimates of those used are added."""
+              spent: Optional[Array] = None) -> tuple[Array, Counters, Optional[Array]]:
+        """Reacts the states (cells x variables) over dt; returns the new
+        states, the counters and, where ``spent`` (the same shape: what each
+        cell has spent of interp.budget) is given, what the cells have spent
+        after it: a prediction that would take its cell past the budget is
+        computed instead, and the estimates of those used are added. The
+        arguments are left as they are."""
         counts = Counters()
         if self.table is None:
             t0 = time.perf_counter()
             out = self.chemistry.react(states, dt)
             counts.chemistry_s = time.perf_counter() - t0
             counts.misses = states.shape[0]
-            return out, counts
+            return out, counts, spent
         t0 = time.perf_counter()
+        spent = None if spent is None else spent.copy()
         keys = self.surrogate.keys(states, dt)
         prints = fingerprint(states, dt)
         stored, found = self.table.read_many(keys)
@@ -249,7 +252,7 @@ class ChemistryWorker:
         counts.chemistry_s = chemistry_s
         counts.interp_s += t2 - t1
         counts.dht_s = time.perf_counter() - t0 - chemistry_s
-        return out, counts
+        return out, counts, spent
 
     def _react(self, states: Array, out: Array, rows: npt.NDArray[np.bool_],
                dt: float) -> float:
@@ -420,15 +423,17 @@ def _master(cfg: Config, comm: MPI.Intracomm, local: Optional[ChemistryWorker],
         result.dht_dump = cfg.output_dir / DHT_FILE
         cfg.output_dir.mkdir(parents=True, exist_ok=True)
     n_aq = len(AQUEOUS)
-    # What each cell has spent of interp.budget: the aqueous part flows
-    # with the water (none in what enters), the minerals' stays.
-    spent = np.zeros_like(state)
-    spent_flow = advection.carrying(np.zeros(n_aq))
+    # What each cell has spent of interp.budget, where predictions are
+    # made: the aqueous part flows with the water (none in what enters),
+    # the minerals' stays.
+    spent = np.zeros_like(state) if cfg.dht.enabled and cfg.interp.enabled else None
     longest = 0.0
     for it in range(1, cfg.iterations + 1):
         t0 = time.perf_counter()
         state[:, :n_aq], _ = advection.step(state[:, :n_aq], cfg.time_step)
-        spent[:, :n_aq], _ = spent_flow.step(spent[:, :n_aq], cfg.time_step)
+        if spent is not None:
+            spent[:, :n_aq], _ = advection.step(spent[:, :n_aq], cfg.time_step,
+                                                np.zeros(n_aq))
         t1 = time.perf_counter()
         counts = _dispatch(comm, local, state, spent, work, cfg.time_step)
         record = IterationRecord(it, counts.hits, counts.misses, counts.exact_hits,
@@ -482,32 +487,40 @@ def _dump(comm: MPI.Intracomm, local: Optional[ChemistryWorker], path: Path) -> 
 
 
 def _dispatch(comm: MPI.Intracomm, local: Optional[ChemistryWorker], state: Array,
-              spent: Array, work: list[npt.NDArray[np.int64]], dt: float) -> Counters:
+              spent: Optional[Array], work: list[npt.NDArray[np.int64]],
+              dt: float) -> Counters:
     """Reacts every package, in place in state and spent."""
     total = Counters()
+
+    def part(cells: npt.NDArray[np.int64]) -> Optional[Array]:
+        return None if spent is None else spent[cells]
+
+    def store(cells: npt.NDArray[np.int64], out: Array, counts: Counters,
+              after: Optional[Array]) -> None:
+        state[cells] = out
+        if spent is not None and after is not None:
+            spent[cells] = after
+        total.add(counts)
+
     if local is not None:
         for cells in work:
-            part = spent[cells]
-            state[cells], counts = local.react(state[cells], dt, part)
-            spent[cells] = part
-            total.add(counts)
+            store(cells, *local.react(state[cells], dt, part(cells)))
         return total
     pending = list(range(len(work)))[::-1]
     busy = 0
     for w in range(1, comm.Get_size()):
         if pending:
             k = pending.pop()
-            comm.send((k, state[work[k]], spent[work[k]], dt), dest=w, tag=TAG_WORK)
+            comm.send((k, state[work[k]], part(work[k]), dt), dest=w, tag=TAG_WORK)
             busy += 1
     status = MPI.Status()
     while busy:
-        k, out, part, counts = recv(comm, MPI.ANY_SOURCE, TAG_RESULT, status)
-        state[work[k]], spent[work[k]] = out, part
-        total.add(counts)
+        k, out, counts, after = recv(comm, MPI.ANY_SOURCE, TAG_RESULT, status)
+        store(work[k], out, counts, after)
         busy -= 1
         if pending:
             k = pending.pop()
-            comm.send((k, state[work[k]], spent[work[k]], dt), dest=status.Get_source(),
+            comm.send((k, state[work[k]], part(work[k]), dt), dest=status.Get_source(),
                       tag=TAG_WORK)
             busy += 1
     return total
@@ -524,8 +537,7 @@ def _worker(chem: ChemistryWorker, comm: MPI.Intracomm, worker_comm: MPI.Comm) -
             comm.send(None, dest=0, tag=TAG_RESULT)
             continue
         k, states, spent, dt = msg
-        out, counts = chem.react(states, dt, spent)
-        comm.send((k, out, spent, counts), dest=0, tag=TAG_RESULT)
+        comm.send((k, *chem.react(states, dt, spent)), dest=0, tag=TAG_RESULT)
     comm.send(chem.end(), dest=0, tag=TAG_RESULT)
     # Not after an exception: the other workers are not here (they wait
     # for the master, which waits for this one); the caller ends the job.

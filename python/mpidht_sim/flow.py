@@ -16,9 +16,9 @@ ConfigError naming the settings.
 
 from __future__ import annotations
 
-import copy
 import warnings
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 import numpy.typing as npt
@@ -140,18 +140,15 @@ class Advection:
                 "time.time_step or make grid.cell_size larger")
         return max(1, int(steps))
 
-    def carrying(self, injected: Array) -> "Advection":
-        """The same flow carrying other quantities, ``injected`` entering."""
-        other = copy.copy(self)
-        other.injected = injected
-        return other
-
-    def step(self, c: Array, dt: float) -> tuple[Array, Array]:
-        """Advects the columns of c (cells x variables) over dt; returns the
-        new field and the amount (per variable, concentration x m^3) that
-        entered minus what left through the fixed cells."""
+    def step(self, c: Array, dt: float,
+             injected: Optional[Array] = None) -> tuple[Array, Array]:
+        """Advects the columns of c (cells x variables) over dt, the
+        injecting cells holding ``injected`` (the injected water where
+        None); returns the new field and the amount (per variable,
+        concentration x m^3) that entered minus what left through the fixed
+        cells."""
         c = c.copy()
-        c[self.injecting] = self.injected
+        c[self.injecting] = self.injected if injected is None else injected
         steps = self.inner_steps(dt)
         h = dt / steps
         src, dst, q = self.flow.src, self.flow.dst, self.flow.q

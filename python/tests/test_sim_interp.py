@@ -64,7 +64,7 @@ def test_a_miss_near_computed_results_is_interpolated(worker: ChemistryWorker) -
     dt = cfg.time_step
     query = mixed_state(cfg, 0.3)
     publish_neighbours(worker, query, dt)
-    out, counts = worker.react(query[None], dt)
+    out, counts, _ = worker.react(query[None], dt)
     assert (counts.hits, counts.interpolated, counts.misses) == (0, 1, 0)
     assert counts.checks[CHECKS.index("accepted")] == 1
     true = worker.chemistry.react(query[None], dt)
@@ -84,7 +84,7 @@ def test_verified_predictions_use_phreeqc_and_record_the_error() -> None:
         dt = cfg.time_step
         query = mixed_state(cfg, 0.3)
         publish_neighbours(w, query, dt)
-        out, counts = w.react(query[None], dt)
+        out, counts, _ = w.react(query[None], dt)
         assert (counts.interpolated, counts.verified, counts.misses) == (0, 1, 1)
         true = w.chemistry.react(query[None], dt)
         assert np.allclose(out, true, rtol=1e-12, atol=0)   # PHREEQC's result is used
@@ -105,7 +105,7 @@ def test_neighbours_that_break_conservation_are_refused(worker: ChemistryWorker)
     results[:, VARIABLES.index("Ca")] *= 1 + 1e-3   # Ca from nowhere
     assert worker.near is not None
     worker.near.publish(samples, results, dt)
-    out, counts = worker.react(query[None], dt)
+    out, counts, _ = worker.react(query[None], dt)
     assert counts.interpolated == 0 and counts.misses == 1
     assert counts.checks[CHECKS.index("conservation")] == 1
     assert np.allclose(out, worker.chemistry.react(query[None], dt), rtol=1e-12, atol=0)
@@ -225,9 +225,10 @@ def test_a_prediction_past_its_cells_budget_is_computed() -> None:
         scales = variable_scales(cfg)
         limit = cfg.interp.budget * scales
         spent = np.zeros((1, len(VARIABLES)))
-        _, counts = w.react(query[None], dt, spent)
+        _, counts, after = w.react(query[None], dt, spent)
         assert (counts.interpolated, counts.misses) == (1, 0)
-        estimate = spent[0].copy()
+        assert after is not None and not spent.any()  # the argument left as it was
+        estimate = after[0]
         assert (estimate >= 0).all() and (estimate > 0).any()
         assert (estimate <= cfg.interp.tolerance * scales).all()
         # Room for twice this estimate in all but one variable (all of the
@@ -236,11 +237,11 @@ def test_a_prediction_past_its_cells_budget_is_computed() -> None:
         spent = (limit - 2 * estimate)[None]
         spent[0, k] = limit[k] - estimate[k] / 2
         before = spent.copy()
-        out, counts = w.react(query[None], dt, spent)
+        out, counts, after = w.react(query[None], dt, spent)
         assert (counts.interpolated, counts.misses) == (0, 1)
         assert counts.checks[CHECKS.index("budget")] == 1
         assert counts.checks[CHECKS.index("accepted")] == 0
-        assert np.array_equal(spent, before)
+        assert after is not None and np.array_equal(after, before)
         assert np.allclose(out, w.chemistry.react(query[None], dt), rtol=1e-12, atol=0)
     finally:
         w.close()
@@ -267,6 +268,8 @@ def test_a_coupled_run_keeps_every_cell_within_its_budget(reference: Any) -> Non
     assert sum(r.interpolated for r in tight.records) == 0
     assert sum(r.checks[CHECKS.index("budget")] for r in tight.records) > 0
     assert not tight.spent.any()
+    # Without predictions nothing is kept, carried or reported.
+    assert reference.spent is None and spent_budget(reference, cfg) is None
     # What the run reports (summary.json's "budget"): the most any cell spent.
     reported = spent_budget(result, cfg)
     assert reported is not None and reported["budget"] == budget

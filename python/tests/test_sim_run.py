@@ -197,11 +197,11 @@ def test_hit_with_a_negative_amount_is_computed() -> None:
         bad[0, VARIABLES.index("calcite")] = -1e-6  # a change of -2e-6
         assert worker.table is not None
         worker.table.write_many(key, worker.surrogate.values(state, bad, dt))
-        out, counts = worker.react(state, dt)
+        out, counts, _ = worker.react(state, dt)
         assert (counts.hits, counts.misses, counts.rejected) == (0, 1, 1)
         assert out[0, VARIABLES.index("calcite")] >= 0
         assert np.allclose(out, worker.chemistry.react(state, dt), rtol=1e-12, atol=0)
-        again, counts = worker.react(state, dt)  # the entry now holds PHREEQC's change
+        again, counts, _ = worker.react(state, dt)  # the entry now holds PHREEQC's change
         assert (counts.hits, counts.exact_hits, counts.rejected) == (1, 1, 0)
         assert np.array_equal(again, out)
     finally:
@@ -223,7 +223,7 @@ def test_misses_with_one_key_in_a_package_are_computed_once() -> None:
         other = first.copy()
         other[VARIABLES.index("calcite")] *= 0.5
         states = np.stack([first, second, other])
-        out, counts = worker.react(states, dt)
+        out, counts, _ = worker.react(states, dt)
         assert (counts.misses, counts.hits, counts.shared, counts.rejected) == (2, 1, 1, 0)
         computed = worker.chemistry.react(states, dt)
         assert np.array_equal(out[[0, 2]], computed[[0, 2]])
@@ -240,7 +240,7 @@ def test_misses_with_one_key_in_a_package_are_computed_once() -> None:
         less[VARIABLES.index("calcite")] = 1.0e-6
         states = np.stack([water, less])
         assert np.array_equal(*worker.surrogate.keys(states, dt))
-        out, counts = worker.react(states, dt)
+        out, counts, _ = worker.react(states, dt)
         assert (counts.misses, counts.hits, counts.shared, counts.rejected) == (2, 0, 0, 1)
         assert np.array_equal(out, worker.chemistry.react(states, dt))
         assert (out[:, VARIABLES.index("calcite")] >= 0).all()
