@@ -20,8 +20,8 @@ with --dht the sections dht and interp may be set, but for dht.enabled,
 dht.restore and dht.dump): such a key is refused. An --out where no
 folder can be made or written in, or where column.md, column.json or
 column.png is a folder or another file that is no regular file, is
-refused too, before anything runs (a regular file of those names is
-replaced).
+refused too, before anything runs (a regular file of those names, or a
+link, is replaced; what a link points to is left alone).
 
 How the ends match:
 
@@ -364,7 +364,7 @@ def _check_out(out: Path) -> None:
     """Raises ConfigError unless out is (or can be made) a folder this
     process may write in, where none of _OUTPUTS is anything but a file
     (a folder or a FIFO there failed the run after its report was
-    written); a file of that name is replaced."""
+    written); a file of that name, or a link, is replaced."""
     from .output import check_writable, not_files
 
     check_writable(out, "--out")
@@ -379,6 +379,8 @@ def _write(result: ColumnResult, out: Path, tolerance: float) -> None:
     stdout."""
     text = report(result, tolerance)
     out.mkdir(parents=True, exist_ok=True)
+    for name in _OUTPUTS:  # a link there is replaced, not written through
+        (out / name).unlink(missing_ok=True)
     (out / "column.md").write_text(text + "\n")
     # The command's own verdict and bound: the worst cell within
     # --tolerance; it judges no RMS term (null).

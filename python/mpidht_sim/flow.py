@@ -106,6 +106,13 @@ def solve_flow(cfg: Config) -> FlowField:
             f"flow.fixed_pressure ({min(pressures):g} to {max(pressures):g} Pa): the "
             "pressure solve or the fluxes (permeability / viscosity x pressure difference) "
             "overflow or underflow")
+    entering = src[moving][~is_fixed[dst[moving]]]  # sources of flow into the domain
+    for i, p in enumerate(cfg.fixed):
+        if p.injects and not np.any(entering == p.y * cfg.nx + p.x):
+            raise ConfigError(
+                f"flow.fixed_pressure[{i}]: the injected water held at cell [{p.x}, {p.y}] "
+                f"({p.pressure:g} Pa) never enters: no water flows from it into a cell that "
+                "reacts (its pressure is not above that of its neighbours)")
     pore_volume = cfg.cell_size * cfg.cell_size * 1.0 * cfg.porosity
     return FlowField(src[moving], dst[moving], q[moving], pore_volume, pressure)
 

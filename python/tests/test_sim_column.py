@@ -170,9 +170,21 @@ def test_column_out_that_cannot_be_written_is_refused_first(
         assert f"--out: {blocked / 'column.json'} is not a file" in err
         assert f"--out: {piped / 'column.png'} is not a file" in err
         assert not (blocked / "column.md").exists() and not (piped / "column.md").exists()
-    assert main(short + ["--out", str(base / "strict"), "--tolerance", "1e-300"]) == 1
+    # Links where the report goes are replaced, not written through (the
+    # report replaced the file a link pointed to, outside --out).
+    strict, kept = base / "strict", base / "kept.md"
+    if comm.Get_rank() == 0:
+        strict.mkdir()
+        kept.write_text("mine")
+        (strict / "column.md").symlink_to(kept)
+        (strict / "column.json").symlink_to(base / "nothing-here.json")
+    comm.Barrier()
+    assert main(short + ["--out", str(strict), "--tolerance", "1e-300"]) == 1
     if comm.Get_rank() == 0:
         assert "FAILED: not within --tolerance 1e-300." in capsys.readouterr().out
+        assert kept.read_text() == "mine" and not (base / "nothing-here.json").exists()
+        assert not (strict / "column.md").is_symlink()
+        assert "FAILED" in (strict / "column.md").read_text()
         assert "FAILED: not within --tolerance 1e-300." in (
             base / "strict" / "column.md").read_text()
         # column.json records the command's verdict and bound (it said

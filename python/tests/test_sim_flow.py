@@ -47,6 +47,22 @@ def test_injected_water_spreads_downstream() -> None:
     assert c[5, 0] == 0.0  # not arrived yet
 
 
+@pytest.mark.parametrize("injecting, pressures", [(0, (1e6, 2e6)), (1, (1e6, 2e6, 3e6))])
+def test_an_injecting_cell_nothing_flows_from_is_refused(
+        injecting: int, pressures: tuple[float, ...]) -> None:
+    """Injected water held where the pressure is lowest never entered: the
+    run went on with the initial water alone, as if nothing were injected."""
+    cells = [[0, 0], [-1, -1], [2, 0]]
+    fixed = [{"cell": cells[i], "pressure": p} for i, p in enumerate(pressures)]
+    fixed[injecting]["water"] = "injected"
+    cfg = load(None, {"grid.nx": 5, "grid.ny": 5, "flow.fixed_pressure": fixed})
+    x, y = cfg.fixed[injecting].x, cfg.fixed[injecting].y
+    with pytest.raises(ConfigError, match=re.escape(
+            f"flow.fixed_pressure[{injecting}]: the injected water held at cell [{x}, {y}] "
+            f"({pressures[injecting]:g} Pa) never enters")):
+        solve_flow(cfg)
+
+
 @pytest.mark.parametrize("permeability", [1e300, 1e-320])
 def test_flow_that_is_no_finite_number_is_refused(permeability: float) -> None:
     """A permeability the pressure solve or the fluxes cannot hold (over- or
