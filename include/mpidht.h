@@ -272,7 +272,11 @@ typedef enum mpidht_window_kind {
      * 4.1's osc rdma may give it another communicator's memory there
      * (open-mpi/ompi#7393; docs/design.md, "Windows"). */
     MPIDHT_WINDOW_ALLOCATE = 2,
-    MPIDHT_WINDOW_CREATE = 3    /* MPI_Alloc_mem + MPI_Win_create */
+    /* MPI_Alloc_mem + MPI_Win_create. Refused under Open MPI as an allocate
+     * window is, unless `--mca osc` leaves rdma out (pt2pt: the fine and
+     * lock-free protocols' calls timed out under osc ucx on one node):
+     * two such tables on the halves of a split crashed or hung there. */
+    MPIDHT_WINDOW_CREATE = 3
 } mpidht_window_kind_t;
 
 typedef enum mpidht_eviction {

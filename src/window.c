@@ -74,7 +74,7 @@ static mpidht_status_t check_address_space(const mpidht_t *t, double needed,
     return MPIDHT_ERR_NO_MEMORY;
 }
 
-/* Whether Open MPI may serve an allocate window with osc rdma: not where
+/* Whether Open MPI may serve a window with osc rdma: not where
  * the osc list given to this job (OMPI_MCA_osc, as `--mca osc` sets it)
  * leaves it out. */
 static bool rdma_may_serve(void)
@@ -90,7 +90,10 @@ static bool rdma_may_serve(void)
  * with a file named after the job and the communicator's id, which
  * disjoint communicators on one node may share (open-mpi/ompi#7393): two
  * tables on the halves of a split then wrote into one memory, each
- * reading the other's values. Refused where the table's communicator
+ * reading the other's values. A create window's state (its lock words
+ * and its peers' addresses) sits in such a file too: two tables of
+ * create windows on the halves crashed in MPI_Fetch_and_op, hung, or
+ * were made on one half only. Refused where the table's communicator
  * holds more than one but not all of the job's processes on this node
  * (OMPI_COMM_WORLD_LOCAL_SIZE, set by Open MPI's launcher), so that another
  * communicator there could share its id. */
@@ -98,16 +101,19 @@ static mpidht_status_t check_rdma_segment(const mpidht_t *t)
 {
     const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
     long job_here = local ? strtol(local, NULL, 10) : 0;
-    if (t->window != MPIDHT_WINDOW_ALLOCATE || !mpidht_runs_open_mpi(t) || t->node_size < 2 ||
+    if (t->window == MPIDHT_WINDOW_SHARED || !mpidht_runs_open_mpi(t) || t->node_size < 2 ||
         job_here <= t->node_size || !rdma_may_serve())
         return MPIDHT_OK;
     mpidht_set_detail(t,
-                      "an allocate window on %d of the job's %ld processes on this node: Open "
+                      "the %s window on %d of the job's %ld processes on this node: Open "
                       "MPI's osc rdma may back it with the same memory as another "
                       "communicator's there (open-mpi/ompi#7393); use the shared window "
                       "(MPIDHT_WINDOW_AUTO on one node), a communicator holding all of the "
-                      "node's processes, or --mca osc ^rdma",
-                      t->node_size, job_here);
+                      "node's processes, or --mca osc %s",
+                      mpidht_window_name(t->window), t->node_size, job_here,
+                      /* Without rdma, osc ucx serves a create window here, and
+                       * the fine and lock-free protocols' calls timed out on it. */
+                      t->window == MPIDHT_WINDOW_CREATE ? "pt2pt" : "^rdma");
     return MPIDHT_ERR_WINDOW_UNSUPPORTED;
 }
 
