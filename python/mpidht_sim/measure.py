@@ -59,7 +59,9 @@ A value that is not finite (NaN or inf) in either field makes its
 variable's terms NaN, the worst possible: the headline, the per-variable
 row and the per-iteration line name it, the headline says where it first
 appears (the earliest iteration, then the first variable), it exceeds
-every bound, and the command exits with 1. Ties go to the earliest
+every bound, and the command exits with 1. So does one in a field of
+the run that is not compared: iteration 0 (the initial state both runs
+start from, never compared) or one the reference did not save. Ties go to the earliest
 iteration and the first variable, whatever the order of the fields.
 """
 
@@ -274,6 +276,9 @@ class Comparison:
     #: The run's saved iterations (other than 0) that the reference did
     #: not save, which are not compared.
     not_compared: tuple[int, ...] = ()
+    #: Where the run's fields that are not compared (iteration 0 and
+    #: not_compared) first hold NaN or inf (``first_not_finite``).
+    not_finite_elsewhere: Optional[tuple[int, str, int]] = None
 
     @property
     def coverage(self) -> str:
@@ -308,13 +313,19 @@ class Comparison:
     @property
     def not_finite(self) -> Optional[tuple[str, int, int, int]]:
         """Where a value that is not finite (NaN or inf) first appears in
-        the fields compared: its variable, iteration and the cells that
-        hold one there in the run and in the reference; None if none."""
+        the fields compared or the run's others: its variable, iteration
+        and the cells that hold one there in the run and in the reference
+        (0 where not compared); None if none."""
+        found = None
         for it, t in sorted(self.by_iteration.items()):
-            for name, (run, ref) in zip(t.variables, t.not_finite):
-                if run or ref:
-                    return name, it, run, ref
-        return None
+            found = next(((name, it, run, ref) for name, (run, ref)
+                          in zip(t.variables, t.not_finite) if run or ref), None)
+            if found is not None:
+                break
+        elsewhere = self.not_finite_elsewhere
+        if elsewhere is not None and (found is None or elsewhere[0] < found[1]):
+            return elsewhere[1], elsewhere[0], elsewhere[2], 0
+        return found
 
     def per_variable(self) -> dict[str, dict[str, Optional[float]]]:
         """Each variable's worst RMS and max terms over iterations (NaN
@@ -335,7 +346,7 @@ class Comparison:
         eq2, eq2_it = self.eq2
         bad = self.not_finite
         warning = "" if bad is None else (
-            f"NOT FINITE: NaN or inf in the compared fields, first in {bad[0]} at iteration "
+            f"NOT FINITE: NaN or inf in the fields, first in {bad[0]} at iteration "
             f"{bad[1]} ({bad[2]} cells of the run, {bad[3]} of the reference); ")
         return (f"{warning}worst cell {top:.2e} of its variable's maximum ({top_name}, "
                 f"iteration {top_it}); worst RMS term {value:.2e} ({name}, iteration {it}); "
@@ -352,6 +363,10 @@ class Comparison:
                                                ("worst RMS term", self.worst, rms_bound)):
             if bound is not None and not value <= bound:  # NaN too
                 out.append(f"{what} {value:.2e} ({name}, iteration {it}) exceeds {bound:g}")
+        if self.not_finite_elsewhere is not None:
+            it, name, cells = self.not_finite_elsewhere
+            out.append(f"NaN or inf in the run at iteration {it}, which is not compared "
+                       f"({name}, {cells} cells)")
         return out
 
     def verdict(self, cell_bound: float = CELL_BOUND, rms_bound: float = RMS_BOUND) -> str:
@@ -398,14 +413,29 @@ class Comparison:
 
 
 def compare(run: dict[int, Array], reference: dict[int, Array]) -> Comparison:
-    """The comparison at every iteration but 0 that both saved; raises
-    ValueError if there is none or the grids differ."""
+    """The comparison at every iteration but 0 that both saved, and the
+    run's other fields checked to be finite; raises ValueError if there is
+    none or the grids differ."""
     common = sorted(set(run) & set(reference) - {0})
     missing = sorted(set(run) - set(reference) - {0})
     if not common:
         raise ValueError("no saved iteration (other than 0) in both runs"
                          + (f"; the run saved {iteration_list(missing)}" if missing else ""))
-    return Comparison({it: terms(run[it], reference[it]) for it in common}, tuple(missing))
+    others = {it: field for it, field in run.items() if it not in common}
+    return Comparison({it: terms(run[it], reference[it]) for it in common}, tuple(missing),
+                      first_not_finite(others))
+
+
+def first_not_finite(saved: dict[int, Array]) -> Optional[tuple[int, str, int]]:
+    """Where saved fields (by iteration, cells x variables) first hold NaN
+    or inf: (iteration, variable, cells there), the earliest iteration and
+    then the first variable; None if nowhere."""
+    for it in sorted(saved):
+        bad = np.count_nonzero(~np.isfinite(saved[it]), axis=0)
+        for j, name in enumerate(VARIABLES):
+            if bad[j]:
+                return it, name, int(bad[j])
+    return None
 
 
 def field_file(iteration: int, kind: str) -> str:

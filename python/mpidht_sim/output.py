@@ -27,8 +27,8 @@ from .checkpoint import DHT_FILE, settings_path
 from .config import Config
 from .driver import CHECKS, RunResult, run_package_size
 from .errors import ConfigError
-from .measure import (USED_DHT, compare, coverage, field_file, field_files, iteration_list,
-                      load_fields, saved_config, settings_differ, used_dht)
+from .measure import (USED_DHT, compare, coverage, field_file, field_files, first_not_finite,
+                      iteration_list, load_fields, saved_config, settings_differ, used_dht)
 from .surrogate import variable_scales
 from .variables import AMOUNTS, VARIABLES
 
@@ -438,18 +438,6 @@ def against_reference(result: RunResult, cfg: Config) -> Optional[dict[str, Any]
     return out
 
 
-def first_not_finite(saved: dict[int, np.ndarray]) -> Optional[tuple[int, str, int]]:
-    """Where saved fields (by iteration, cells x variables) first hold NaN
-    or inf: (iteration, variable, cells there), the earliest iteration and
-    then the first variable; None if nowhere."""
-    for it in sorted(saved):
-        bad = np.count_nonzero(~np.isfinite(saved[it]), axis=0)
-        for j, name in enumerate(VARIABLES):
-            if bad[j]:
-                return it, name, int(bad[j])
-    return None
-
-
 @dataclass(frozen=True)
 class Finished:
     """What finish reports: the lines to print, why the run's results
@@ -557,7 +545,7 @@ def finish(result: RunResult, cfg: Config, extra: dict[str, Any],
             w, m, e = errors["worst_rms_term"], errors["worst_max_term"], errors["eq2_max"]
             bad = errors["not_finite"]
             if bad is not None:
-                what = (f"NaN or inf in the compared fields, first in {bad['variable']} at "
+                what = (f"NaN or inf in the fields, first in {bad['variable']} at "
                         f"iteration {bad['iteration']} ({bad['run_cells']} cells of this run, "
                         f"{bad['reference_cells']} of the reference)")
                 failures.append(f"against {cfg.reference}: {what}")

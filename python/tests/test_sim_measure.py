@@ -294,7 +294,7 @@ def test_not_finite_is_the_worst(bad: float, where: str) -> None:
         assert row["max"] is not None and math.isnan(row["max"])
         assert 1e-4 < (comparison.per_variable()["C"]["rms"] or 0) < 1.01e-3
         assert comparison.headline().startswith(
-            "NOT FINITE: NaN or inf in the compared fields, first in Ca at iteration 2")
+            "NOT FINITE: NaN or inf in the fields, first in Ca at iteration 2")
         # NaN exceeds any bound, inf included.
         assert comparison.exceeded(math.inf, math.inf) == [
             "worst cell nan (Ca, iteration 2) exceeds inf",
@@ -322,13 +322,38 @@ def test_command_fails_on_not_finite(tmp_path: Path,
     out_json = tmp_path / "errors.json"
     assert main([str(tmp_path / "run"), str(tmp_path / "ref"), "--json", str(out_json)]) == 1
     printed = capsys.readouterr()
-    assert "NOT FINITE: NaN or inf in the compared fields, first in Ca at iteration 2" in \
+    assert "NOT FINITE: NaN or inf in the fields, first in Ca at iteration 2" in \
         printed.out
     assert "not finite, first in Ca at iteration 2" in printed.err
     saved = json.loads(out_json.read_text())
     assert saved["not_finite"] == {"variable": "Ca", "iteration": 2, "run_cells": 1,
                                    "reference_cells": 0}
     assert math.isnan(saved["per_variable"]["Ca"]["rms"])
+
+
+@pytest.mark.parametrize("iteration", [0, 3])
+def test_command_fails_on_not_finite_where_not_compared(
+        tmp_path: Path, iteration: int, capsys: pytest.CaptureFixture[str]) -> None:
+    """A NaN in a field of the run that is not compared (iteration 0, or
+    one the reference did not save) fails the run too: it passed."""
+    rng = np.random.default_rng(7)
+    ref = {it: fields(rng, 30) for it in (0, 2, 4)}
+    run = {it: f.copy() for it, f in ref.items()}
+    run[3] = ref[2].copy()
+    run[iteration][4, VARIABLES.index("pH")] = math.nan
+    save(tmp_path / "ref", ref)
+    save(tmp_path / "run", run)
+    out_json = tmp_path / "errors.json"
+    assert main([str(tmp_path / "run"), str(tmp_path / "ref"), "--json", str(out_json)]) == 1
+    printed = capsys.readouterr()
+    assert (f"NOT FINITE: NaN or inf in the fields, first in pH at iteration {iteration} "
+            "(1 cells of the run, 0 of the reference)") in printed.out
+    assert (f"FAILED: NaN or inf in the run at iteration {iteration}, which is not compared "
+            "(pH, 1 cells)") in printed.out
+    saved = json.loads(out_json.read_text())
+    assert not saved["passed"] and saved["compared"] == [2, 4]
+    assert saved["not_finite"] == {"variable": "pH", "iteration": iteration, "run_cells": 1,
+                                   "reference_cells": 0}
 
 
 def test_command_refuses_missing_folders_and_json(tmp_path: Path,

@@ -483,7 +483,7 @@ def test_reference_not_finite_or_unchecked(tmp_path_factory: pytest.TempPathFact
     assert main(tiny + ["--output", str(base / "run"), "--reference", str(ref)]) == 1
     printed = capsys.readouterr()
     if comm.Get_rank() == 0:
-        assert (f"against {ref}: NOT FINITE: NaN or inf in the compared fields, first in Ca "
+        assert (f"against {ref}: NOT FINITE: NaN or inf in the fields, first in Ca "
                 "at iteration 2 (0 cells of this run, 1 of the reference)") in printed.out
         assert (f"settings not checked (grid, flow, time, chemistry, waters): {ref} has no "
                 "summary.json") in printed.out
