@@ -27,7 +27,7 @@ import numpy as np
 
 from . import checkpoint, waters
 from .chemistry import Chemistry
-from .errors import ChemistryError, ConfigError
+from .errors import ChemistryError, ConfigError, check_path
 from .measure import CELL_BOUND, RMS_BOUND
 from .variables import AQUEOUS, MINERALS, VARIABLES
 from .waters import Water
@@ -211,6 +211,7 @@ def _required_path(table: Mapping[str, Any], where: str, key: str,
     value = table.get(key)
     if not isinstance(value, (str, Path)) or value == "":
         raise ConfigError(f"{where}.{key} must be a path{alternative}, got {value!r}")
+    check_path(Path(value), f"{where}.{key}")
     return Path(value)
 
 

@@ -91,6 +91,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import __version__
+from .errors import check_path
 from .variables import AMOUNTS, VARIABLES
 
 Array = npt.NDArray[np.float64]
@@ -613,6 +614,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     unchecked = []
     try:
         folders = (args.run, args.reference)
+        for what, path in (("RUN_DIR", args.run), ("REFERENCE_DIR", args.reference),
+                           ("--json", args.json)):
+            if path is not None:
+                check_path(path, what)
         if args.json is not None:
             _check_json_target(args.json, folders)
         configs = [saved_config(args.run), saved_config(args.reference)]

@@ -26,7 +26,7 @@ from . import __version__, engine
 from .checkpoint import DHT_FILE, settings_path
 from .config import Config
 from .driver import CHECKS, RunResult, run_package_size
-from .errors import ConfigError
+from .errors import ConfigError, check_path
 from .measure import (USED_DHT, compare, coverage, field_file, field_files, first_not_finite,
                       iteration_list, load_fields, saved_config, settings_differ, used_dht)
 from .surrogate import variable_scales
@@ -72,8 +72,7 @@ def check_writable(out: Path, name: str) -> None:
     """Raises ConfigError, naming the setting (name), unless out, or the
     nearest folder above it that exists (where it would be made), is a
     folder this process may write in. Leaves nothing behind."""
-    if "\0" in str(out):  # no file name may hold one; exists() raised
-        raise ConfigError(f"{name}: {str(out)!r} holds a NUL character, which no path may")
+    check_path(out, name)
     try:
         nearest = next((p for p in (out, *out.parents) if p.exists()), out)
     except OSError as e:

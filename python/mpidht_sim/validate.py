@@ -83,6 +83,7 @@ import numpy as np
 from .cli import (Parser, add_config_arguments, checked_on_one, ending_job_on_failure,
                   launcher_rank, parse_overrides)
 from .config import ROUNDINGS, Config, ConfigError, load
+from .errors import check_path
 from .measure import (CELL_BOUND, RMS_BOUND, same_json, compare, field_files, load_fields,
                       physics, settings_differ)
 from .surrogate import variable_scales
@@ -587,6 +588,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                              "tradeoff.json); no MPI")
     args = parser.parse_args(argv)
     if args.rewrite is not None:
+        try:
+            check_path(args.rewrite, "--rewrite")
+        except ConfigError as e:
+            print(f"mpidht_sim.validate: {e}", file=sys.stderr)
+            return 2
         try:
             for line in rewrite(args.rewrite):
                 print(line)

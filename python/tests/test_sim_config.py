@@ -301,6 +301,17 @@ def test_set_value_opening_toml_it_does_not_close(value: str) -> None:
     assert parse_overrides(['run.output_dir="a b"']) == {"run.output_dir": "a b"}
 
 
+@pytest.mark.parametrize("key", ["dht.restore", "run.reference", "run.output_dir"])
+def test_path_too_long_to_look_up_is_refused(key: str) -> None:
+    """A path the system cannot look up (a name longer than 255 bytes) is
+    refused naming the setting: --warm-start and --reference ended in a
+    traceback (OSError) with exit status 1."""
+    long = "a" * 300
+    with pytest.raises(ConfigError, match=re.escape(
+            f"{key}: '{long}' cannot be looked up: File name too long")):
+        load(None, {key: long})
+
+
 def test_output_folder_with_a_nul_is_refused(tmp_path: Path) -> None:
     """A NUL in an output folder's name is refused naming the setting (a
     ValueError of the file system calls ended the run)."""

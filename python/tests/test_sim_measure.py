@@ -387,6 +387,22 @@ def test_command_fails_on_not_finite_where_not_compared(
                                    "reference_cells": 0}
 
 
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_command_refuses_paths_too_long_to_look_up(
+        tmp_path: Path, which: int, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder or --json FILE the system cannot look up (a name longer
+    than 255 bytes) is refused with exit status 2: a traceback, status 1."""
+    rng = np.random.default_rng(9)
+    ref = {it: fields(rng, 30) for it in (0, 5)}
+    save(tmp_path / "ref", ref)
+    args = [str(tmp_path / "ref"), str(tmp_path / "ref"), str(tmp_path / "errors.json")]
+    args[which] = str(tmp_path / ("a" * 300))
+    assert main([args[0], args[1], "--json", args[2]]) == 2
+    what = ("RUN_DIR", "REFERENCE_DIR", "--json")[which]
+    assert f"{what}: '{args[which]}' cannot be looked up: File name too long" in \
+        capsys.readouterr().err
+
+
 def test_command_refuses_missing_folders_and_json(tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """A run folder that does not exist is reported as missing, one
