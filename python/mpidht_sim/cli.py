@@ -176,10 +176,19 @@ def build_config(args: argparse.Namespace) -> Config:
     return load(args.config, overrides)
 
 
-def progress_reporter(total: int, stream: TextIO) -> tuple[Callable[[Any], None],
-                                                           Callable[[], None]]:
+#: Seconds after which a run writing to a log says where it is, whatever
+#: tenth of the run it is in.
+PROGRESS_S = 60.0
+
+
+def progress_reporter(total: int, stream: TextIO,
+                      clock: Callable[[], float] = time.perf_counter
+                      ) -> tuple[Callable[[Any], None], Callable[[], None]]:
     """(update per iteration record, close): a tqdm bar on a terminal, else
-    a line at every tenth of the run, so that logs stay readable."""
+    a line at every tenth of the run, so that logs stay readable, and
+    after any iteration that ends PROGRESS_S or more after the last line
+    (a long run's tenth, or an iteration count set beyond reach, showed
+    nothing for hours)."""
     if stream.isatty():
         from tqdm import tqdm
 
@@ -192,16 +201,20 @@ def progress_reporter(total: int, stream: TextIO) -> tuple[Callable[[Any], None]
             bar.update(1)
         return update, bar.close
 
-    start = time.perf_counter()
+    start = clock()
+    last = [start]
     every = max(1, total // 10)
 
     def line(record: Any) -> None:
-        if record.iteration % every == 0 or record.iteration == total:
+        now = clock()
+        if (record.iteration % every == 0 or record.iteration == total
+                or now - last[0] >= PROGRESS_S):
+            last[0] = now
             cells = record.hits + record.interpolated + record.misses
             print(f"iteration {record.iteration}/{total}: hit rate "
                   f"{record.hits / max(cells, 1):.1%}, interpolated "
                   f"{record.interpolated / max(cells, 1):.1%}, "
-                  f"{time.perf_counter() - start:.1f} s", file=stream, flush=True)
+                  f"{now - start:.1f} s", file=stream, flush=True)
     return line, lambda: None
 
 

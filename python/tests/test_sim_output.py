@@ -531,6 +531,17 @@ def test_progress_lines_when_not_a_terminal() -> None:
     lines = text.splitlines()
     assert len(lines) == 10 and lines[-1].startswith(
         "iteration 20/20: hit rate 75.0%, interpolated 12.5%")
+    # A line after any iteration that ends a minute or more after the last
+    # one, whatever tenth of the run it is in (an iteration count set
+    # beyond reach showed nothing).
+    stream, now = io.StringIO(), [0.0]
+    update, close = progress_reporter(10 ** 20, stream, clock=lambda: now[0])
+    for it, seconds in ((1, 59.0), (2, 60.0), (3, 30.0), (4, 30.0)):
+        now[0] += seconds
+        update(SimpleNamespace(iteration=it, hits=1, interpolated=0, misses=1))
+    assert [line.split(":")[0] for line in stream.getvalue().splitlines()] == [
+        "iteration 2/100000000000000000000", "iteration 4/100000000000000000000"]
+    assert stream.getvalue().splitlines()[1].endswith(", 179.0 s")
 
 
 def test_run_against_reference(tmp_path_factory: pytest.TempPathFactory,
