@@ -155,24 +155,29 @@ def build_config(args: argparse.Namespace) -> Config:
     from .config import load
 
     overrides = parse_overrides(args.set)
+    flags: dict[str, tuple[str, Any]] = {}
     if args.iterations is not None:
-        overrides["time.iterations"] = args.iterations
+        flags["time.iterations"] = ("--iterations", args.iterations)
     if args.no_dht:
-        overrides["dht.enabled"] = False
+        flags["dht.enabled"] = ("--no-dht", False)
     if args.output is not None:
-        overrides["run.output_dir"] = args.output
+        flags["run.output_dir"] = ("--output", args.output)
     if args.warm_start is not None:
-        overrides["dht.restore"] = str(args.warm_start)
+        flags["dht.restore"] = ("--warm-start", str(args.warm_start))
     if args.save_dht:
-        overrides["dht.dump"] = True
+        flags["dht.dump"] = ("--save-dht", True)
     if args.overwrite:
-        overrides["run.overwrite"] = True
+        flags["run.overwrite"] = ("--overwrite", True)
     if args.no_plots:
-        overrides["run.plots"] = False
+        flags["run.plots"] = ("--no-plots", False)
     if args.reference is not None:
-        overrides["run.reference"] = str(args.reference)
+        flags["run.reference"] = ("--reference", str(args.reference))
     if args.stop_after is not None:
-        overrides["run.stop_after"] = args.stop_after
+        flags["run.stop_after"] = ("--stop-after", args.stop_after)
+    for key, (flag, value) in flags.items():
+        if key in overrides:  # one would silently win over the other
+            raise ConfigError(f"{flag} and --set {key} both set {key}: give one")
+        overrides[key] = value
     return load(args.config, overrides)
 
 

@@ -272,6 +272,22 @@ def test_cli_set_takes_toml_values() -> None:
     assert cfg.dht.protocol == "fine" and cfg.nx == 7
 
 
+@pytest.mark.parametrize("flag, item", [
+    (["--iterations", "5"], "time.iterations=7"),
+    (["--no-plots"], "run.plots=yes"),
+    (["--no-dht"], "dht.enabled=true"),
+])
+def test_flag_and_set_of_one_key_refused(flag: list[str], item: str) -> None:
+    """A flag and a --set of the key it sets: the flag won silently (and
+    hid a --set value that is refused on its own)."""
+    from mpidht_sim.cli import build_config, parse_args
+
+    key = item.split("=")[0]
+    with pytest.raises(ConfigError, match=re.escape(
+            f"{flag[0]} and --set {key} both set {key}: give one")):
+        build_config(parse_args([*flag, "--set", item]))
+
+
 def test_input_nested_beyond_pythons_depth(tmp_path: Path) -> None:
     """A configuration, or a --set value, nested deeper than Python's
     readers recurse is refused with a message (a RecursionError ended the
