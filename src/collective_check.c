@@ -104,6 +104,7 @@ struct mpidht_peer {
     int call;       /* -1: nothing heard */
     bool confirmed; /* phase 2 heard for that attempt */
     bool left;      /* phase 3 heard for it: gave up, not in the call */
+    bool earlier;   /* that call's phase 1 heard before the check under way */
 };
 typedef struct mpidht_peer peer_t;
 
@@ -204,15 +205,25 @@ static int list_ranks(char *list, size_t size, const peer_t *peers, int rank, in
     return count;
 }
 
+/* Whether p gave up a call it had entered before this check began: it
+ * is in none now (a failed check does not advance the epoch, so its
+ * notes are of this one; named as the call p was in, they described a
+ * process asleep outside any call as in a call it had left seconds
+ * before). For the detail only. */
+static bool gone(const peer_t *p)
+{
+    return p->left && p->earlier;
+}
+
 static bool not_entered(const peer_t *p, uint64_t epoch, int call)
 {
     (void)call;
-    return !ahead(p, epoch) && call_at(p, epoch) < 0;
+    return !ahead(p, epoch) && (call_at(p, epoch) < 0 || gone(p));
 }
 
 static bool in_call(const peer_t *p, uint64_t epoch, int call)
 {
-    return call_at(p, epoch) == call;
+    return call_at(p, epoch) == call && !gone(p);
 }
 
 static bool gave_up(const peer_t *p, uint64_t epoch, int call)
@@ -274,6 +285,8 @@ mpidht_status_t mpidht_check_entered(MPI_Comm comm, mpidht_diag_t *d, mpidht_cal
             d->peers[r] = (peer_t){.call = -1};
     }
     peer_t *peers = d->peers;
+    for (int r = 0; r < size; ++r)
+        peers[r].earlier = true; /* until its next phase 1 */
     MPI_Request *sent = malloc(3 * (size_t)size * sizeof *sent);
     if (!sent)
         return MPIDHT_ERR_NO_MEMORY;

@@ -7,7 +7,8 @@
  * setting is refused on every process, and so is a setting that differs
  * between processes (on one, off or another value elsewhere) instead of
  * leaving some waiting; calls every process enters work, also right
- * after a failed check in which another process's next call was heard.
+ * after a failed check in which another process's next call was heard,
+ * and a process that gave up a call is not named as in it.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 
@@ -199,6 +200,33 @@ static void late_note(void)
     CHECK_OK(mpidht_free(&table));
 }
 
+/* A process that gave up a call is in none: rank 0 in clear while the
+ * others are in dump (both fail), then rank 0 in stats_global alone while
+ * the others wait outside the table. The detail said the others "had
+ * entered mpidht_dump instead", which they had left a second before. */
+static void left_call(void)
+{
+    mpidht_params_t p = test_params(MPIDHT_PROTOCOL_FINE, 8, 8, 4096);
+    mpidht_t *table = NULL;
+    mpidht_stats_t stats = MPIDHT_STATS_INIT;
+    CHECK_OK(mpidht_create(MPI_COMM_WORLD, &p, &table));
+    if (rank == 0) {
+        CHECK_STATUS(mpidht_clear(table), MPIDHT_ERR_COLLECTIVE_CHECK);
+        CHECK_STATUS(mpidht_stats_global(table, &stats), MPIDHT_ERR_COLLECTIVE_CHECK);
+        char part[64];
+        snprintf(part, sizeof part, "%s of %d had not entered it", others(), size);
+        expect_detail(table, "mpidht_stats_global", part);
+        TEST_CONTEXT("detail '%s'", mpidht_error_detail(table));
+        CHECK(!has(mpidht_error_detail(table), "instead"));
+        TEST_CONTEXT("%s", "");
+    } else {
+        CHECK_STATUS(mpidht_dump(table, "never-written.mpidht"), MPIDHT_ERR_COLLECTIVE_CHECK);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    all_stats(table);
+    CHECK_OK(mpidht_free(&table));
+}
+
 /* Create entered by rank 0 alone, then by the others alone: each side
  * fails with a detail in the caller's buffer (create cannot tell which
  * processes are missing before the communicator is duplicated; the
@@ -307,6 +335,7 @@ int main(int argc, char **argv)
         mixed_settings();
         mismatches();
         late_note();
+        left_call();
         lone_create();
     }
     MPI_Finalize();
