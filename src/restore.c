@@ -58,8 +58,16 @@ static uint64_t entry_hash(const mpidht_t *t, const unsigned char *entry)
 static mpidht_status_t read_index_root(const mpidht_t *t, dump_file_t *f)
 {
     MPI_Offset size = 0;
-    if (MPI_File_get_size(f->fh, &size) != MPI_SUCCESS || size < 0)
+    int rc = MPI_File_get_size(f->fh, &size);
+    if (rc != MPI_SUCCESS || size < 0) {
+        /* /proc/self/status: the lseek of Open MPI's ompio fails. */
+        if (rc != MPI_SUCCESS)
+            mpidht_set_mpi_detail(t, rc, "cannot find the size of", f->path);
+        else
+            mpidht_set_detail(t, "cannot find the size of '%s': MPI gave %lld bytes", f->path,
+                              (long long)size);
         return MPIDHT_ERR_FILE_IO;
+    }
     unsigned char header[MPIDHT_DUMP_HEADER_SIZE];
     size_t len = (uint64_t)size < sizeof header ? (size_t)size : sizeof header;
     mpidht_status_t st = mpidht_file_read_at(t, f->fh, f->path, 0, header, len);
