@@ -3,6 +3,7 @@
  * communicator, sizing buckets, choosing and allocating the window.
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,7 +140,9 @@ static void describe_own_error(mpidht_t *t, const mpidht_params_t *p, mpidht_sta
         mpidht_append(d, n, "window is %d", (int)p->window);
         break;
     case MPIDHT_ERR_CANDIDATES:
-        mpidht_append(d, n, "candidates is %u", p->candidates);
+        /* UINT_MAX: also what the Python bindings pass for any larger count */
+        mpidht_append(d, n, "candidates is %u%s", p->candidates,
+                      p->candidates == UINT_MAX ? " or more" : "");
         break;
     case MPIDHT_ERR_UNKNOWN_EVICTION:
         mpidht_append(d, n, "eviction is %d", (int)p->eviction);

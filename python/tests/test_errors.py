@@ -112,6 +112,8 @@ def test_library_rejections_on_every_rank(comm: MPI.Intracomm, kwargs: dict[str,
         f"memory_per_process is 0 on all {comm.Get_size()} processes"
         if status == mpidht.Status.ERR_NO_STORAGE else
         f"on this process (rank {comm.Get_rank()}): "))
+    if kwargs.get("candidates", 0) >= 2**32:  # the count passed is cut to UINT_MAX
+        assert str(e.value).endswith("candidates is 4294967295 or more")
 
 
 def test_fault_on_one_rank_reaches_all(comm: MPI.Intracomm) -> None:
