@@ -796,7 +796,12 @@ def rewrite(folder: Path) -> list[str]:
             if not isinstance(data, dict) or not data:
                 raise ValueError(f"{data_path} holds no runs (an object of runs by name, "
                                  f"as the command writes it), it holds {data!r:.40}")
-            found = setting_re.search(md_path.read_text())
+            try:
+                markdown = md_path.read_text()
+            except OSError as e:
+                raise ValueError(f"{md_path} cannot be read, which states the setting of "
+                                 f"{data_path}: {e.strerror or e}") from None
+            found = setting_re.search(markdown)
             if found is None:
                 raise ValueError(f"{md_path} states no setting as the command writes it")
             setting = found.groups()

@@ -143,6 +143,11 @@ def test_rewrite_refuses_what_it_cannot_read(tmp_path: Path,
     data = {variants[0].name: {"rounding": "decimal", "log": True, "aqueous": 5,
                                "minerals": 4, **row(1e-6, 1e-8)}}
     (tmp_path / "validation.json").write_text(json.dumps(data))
+    # The Markdown file missing: named as such (the JSON file was blamed).
+    assert main(["--rewrite", str(tmp_path)]) == 2
+    assert (f"{tmp_path / 'validation.md'} cannot be read, which states the setting of "
+            f"{tmp_path / 'validation.json'}: No such file or directory"
+            ) in capsys.readouterr().err
     (tmp_path / "validation.md").write_text("# no setting here\n")
     assert main(["--rewrite", str(tmp_path)]) == 2
     assert "states no setting as the command writes it" in capsys.readouterr().err
