@@ -118,6 +118,11 @@ def progress_table(rows: list[Row]) -> list[str]:
     return out
 
 
+def quotient(num: float | None, den: float | None) -> str:
+    """num over den as a ratio of throughputs; n/a where either is missing."""
+    return pr.ratio(num / den) if num and den else "n/a"
+
+
 def targets(rows: list[Row], progress: list[Row], hosts: list[int]) -> list[str]:
     top = max(hosts)
 
@@ -138,11 +143,11 @@ def targets(rows: list[Row], progress: list[Row], hosts: list[int]) -> list[str]
             f"{latency(n)} |" for n in hosts]
     out += [
         f"| lock-free reads / coarse reads (uniform) | ≥ 3× | "
-        f"{pr.ratio(r('lockfree', 'read'), r('coarse', 'read'))} |",
+        f"{quotient(r('lockfree', 'read'), r('coarse', 'read'))} |",
         f"| lock-free writes / coarse writes (uniform) | ≥ 10× | "
-        f"{pr.ratio(r('lockfree', 'write'), r('coarse', 'write'))} |",
+        f"{quotient(r('lockfree', 'write'), r('coarse', 'write'))} |",
         f"| lock-free writes / coarse writes (zipf) | ≥ 50× | "
-        f"{pr.ratio(r('lockfree', 'write', 'zipf'), r('coarse', 'write', 'zipf'))} |",
+        f"{quotient(r('lockfree', 'write', 'zipf'), r('coarse', 'write', 'zipf'))} |",
     ]
     for label in labels(progress):
         busy = progress_p50(progress, label, "busy", "lockfree", "read")
