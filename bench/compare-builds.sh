@@ -43,6 +43,14 @@ done
 [[ $ops =~ ^[1-9][0-9]{0,8}$ ]] || { echo "--ops: 1 to 999999999 operations per rank" >&2; exit 2; }
 [[ $nprocs =~ ^[[:space:]]*[1-9][0-9]?([[:space:]]+[1-9][0-9]?)*[[:space:]]*$ ]] ||
   { echo "--nprocs: process counts from 1 to 99, e.g. \"1 2 4\"" >&2; exit 2; }
+[[ -n $out && $out != -* ]] || { echo "--out '$out': expected a folder" >&2; exit 2; }
+# compare_builds.py reads every run in raw/: those of an earlier comparison
+# would be mixed into this one's rows.
+if [[ -e $out/raw && -n $(ls -A "$out/raw" 2> /dev/null || echo unreadable) ]]; then
+  echo "--out $out: $out/raw holds the runs of an earlier comparison; give another" \
+       "--out or remove it" >&2
+  exit 2
+fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
 mkdir -p "$out/raw"

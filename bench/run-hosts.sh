@@ -42,16 +42,35 @@ while (($#)); do
     *) echo "unknown option $1 (--help lists them)" >&2; exit 2 ;;
   esac
 done
+[[ $hosts_list =~ ^[[:space:]]*[1-9][0-9]?([[:space:]]+[1-9][0-9]?)*[[:space:]]*$ ]] ||
+  { echo "--hosts '$hosts_list': expected counts from 2 to 16, e.g. \"2 4\"" >&2; exit 2; }
 for n in $hosts_list; do
-  [[ $n =~ ^[0-9]+$ ]] && ((n >= 2 && n <= 16)) ||
-    { echo "--hosts '$hosts_list': expected counts from 2 to 16" >&2; exit 2; }
+  ((n >= 2 && n <= 16)) ||
+    { echo "--hosts '$hosts_list': expected counts from 2 to 16, e.g. \"2 4\"" >&2; exit 2; }
 done
+if [[ -n $(tr -s '[:space:]' '\n' <<< "$hosts_list" | sed '/^$/d' | sort | uniq -d) ]]; then
+  echo "--hosts '$hosts_list': a count given twice" >&2
+  exit 2
+fi
 [[ $repeats =~ ^[1-9]$ ]] || { echo "--repeats '$repeats': expected 1 to 9" >&2; exit 2; }
-for v in "$ops" "$ops_over" "$progress_ops"; do
-  [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "operation counts must be whole numbers above 0" >&2; exit 2; }
+for option in "--ops $ops" "--ops-oversubscribed $ops_over" "--progress-ops $progress_ops"; do
+  [[ ${option#* } =~ ^[1-9][0-9]{0,8}$ ]] ||
+    { echo "${option% *} '${option#* }': expected a whole number of operations from 1 to" \
+        "999999999" >&2; exit 2; }
 done
 [[ -z $delay || $delay =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
   { echo "--delay '$delay': expected milliseconds" >&2; exit 2; }
+[[ -n $results && $results != -* ]] || { echo "--results '$results': expected a folder" >&2; exit 2; }
+# The raw results are rewritten whole: an existing raw folder is removed
+# only if it holds nothing but what this script writes there.
+if [[ -e $results/raw ]] &&
+   { [[ ! -d $results/raw || -L $results/raw ]] ||
+     [[ -n $(find "$results/raw" -mindepth 1 ! -name '*.json' \
+             ! \( -type d -name progress \) -print -quit) ]]; }; then
+  echo "--results $results: $results/raw holds what this script did not write there;" \
+       "move it away or give another --results" >&2
+  exit 2
+fi
 
 hosts=$repo/scripts/emulated-hosts.sh
 run=$repo/scripts/hosts-mpiexec.sh

@@ -61,6 +61,17 @@ if [[ ! $nprocs =~ ^[[:space:]]*[1-9][0-9]?([[:space:]]+[1-9][0-9]?)*[[:space:]]
   echo "--nprocs '$nprocs': expected process counts from 1 to 99, e.g. \"1 2 4\"" >&2
   exit 2
 fi
+# A size or count given twice would be measured twice and drawn as one.
+for option in "--batches:$batches" "--nprocs:$nprocs"; do
+  if [[ -n $(tr -s '[:space:]' '\n' <<< "${option#*:}" | sed '/^$/d' | sort | uniq -d) ]]; then
+    echo "${option%%:*} '${option#*:}': a value given twice" >&2
+    exit 2
+  fi
+done
+if [[ -z $results || $results == -* ]]; then
+  echo "--results '$results': expected a folder" >&2
+  exit 2
+fi
 # The raw results are rewritten whole: an existing raw folder is removed
 # only if it holds nothing but what the suite writes there.
 if [[ -e $results/raw ]] &&

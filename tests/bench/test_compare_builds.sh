@@ -47,4 +47,8 @@ refused "1 to 99" --before "$build" --after "$build" --repeats 0
 refused "unknown option" --before "$build" --after "$build" --fast
 refused "operations per rank" --before "$build" --after "$build" --ops 0
 refused "process counts" --before "$build" --after "$build" --nprocs "1 two"
-echo "compare-builds smoke: 18 rows, 7 refusals"
+# The runs of the comparison above would be mixed into this one's rows.
+refused "holds the runs of an earlier comparison" --before "$build" --after "$build" \
+  --out "$dir/out"
+refused "expected a folder" --before "$build" --after "$build" --out ""
+echo "compare-builds smoke: 18 rows, 9 refusals"
