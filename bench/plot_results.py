@@ -229,13 +229,28 @@ def plot_latency(rows: list[Row], out: Path, ranks: int, cores: int) -> None:
     plt.close(fig)
 
 
+def servers_oversubscribed(rows: list[Row], cores: int) -> list[int]:
+    """The rank counts at which a server run had more processes than cores:
+    the server is one more beside the clients."""
+    return sorted({r["ranks"] for r in rows if r["protocol"].startswith(("redis", "memcached"))
+                   and r["ranks"] + 1 > cores})
+
+
+def server_note(rows: list[Row], cores: int) -> str:
+    """A title's note of the server runs that are oversubscribed."""
+    over = servers_oversubscribed(rows, cores)
+    return (f"\n(servers: one process more; oversubscribed from {over[0]} ranks)"
+            if over else "")
+
+
 def plot_comparison(rows: list[Row], out: Path, cores: int) -> None:
     stores = sorted({r["protocol"] for r in rows
                      if r["protocol"].startswith(("redis", "memcached"))})
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), sharey=True)
     for ax, phase in zip(axes, ("read", "write")):
         plot_rates(ax, rows, ("lockfree", "coarse") + tuple(stores), phase, "uniform",
-                   f"{phase}, uniform keys: mpidht against servers on loopback",
+                   f"{phase}, uniform keys: mpidht against servers on loopback"
+                   + server_note(rows, cores),
                    "MPI ranks = client connections", cores)
     legend_below(fig, axes[0])
     fig.tight_layout(rect=(0, 0.09, 1, 1))
@@ -765,6 +780,10 @@ def main() -> None:
             *([f"- Oversubscribed: the runs at more than {args.cores} ranks share the "
                f"{args.cores} cores (marked in the figures); they show the scheduler as much as "
                "the library."] if top > args.cores else []),
+            *([f"- The server runs (Redis, memcached) at "
+               f"{', '.join(map(str, servers_oversubscribed(rows, args.cores)))} ranks are "
+               f"oversubscribed too: the server is a process of its own beside the ranks."]
+              if servers_oversubscribed(rows, args.cores) else []),
             "", "## Targets", "",
             *targets(runs, batch_rows, mpi_runs, persist_rows), "", *batches, *persist,
             *mpis, "## All rows", "",

@@ -266,3 +266,19 @@ def test_hosts_results_from_the_committed_runs(tmp_path: Path,
     assert "| lock-free writes / coarse writes (zipf) | ≥ 50× | 0.91× |" in text
     assert all((out / name).is_file() for name in ("throughput.png", "latency.png",
                                                    "progress.png"))
+
+
+def test_server_runs_at_as_many_ranks_as_cores_are_oversubscribed(
+        plot_results: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server run has one process more than its ranks: at 2 ranks on 2
+    cores it is oversubscribed, which RESULTS.md marked only above 2."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "dht_uniform_r1.json").write_text(json.dumps(
+        [row("lockfree", "read", n, 1e6, 0.3) for n in (1, 2)]))
+    (raw / "redis-pipe16_uniform_np2.json").write_text(json.dumps(
+        [row("redis-pipe16", "read", n, 1e5, 30.0) for n in (1, 2)]))
+    text = write_results(plot_results, raw, tmp_path / "out", monkeypatch)
+    assert ("- The server runs (Redis, memcached) at 2 ranks are oversubscribed too: the "
+            "server is a process of its own beside the ranks.") in text
+    assert "- Oversubscribed: the runs at more than" not in text
