@@ -665,8 +665,11 @@ mpidht_status_t mpidht_local_next(mpidht_t *table, uint64_t *cursor,
  *   a file name (the path's last part) of at most 207 bytes: its shared
  *   file pointer components make files named after "<path>.partial", up
  *   to 31 bytes longer, and where those names are over 255 bytes its
- *   processes wait for each other for ever. A longer path or file name
- *   is refused (MPIDHT_ERR_FILE_IO) before MPI sees it.
+ *   processes wait for each other for ever. With any MPI, a file name
+ *   of at most 247 bytes ("<path>.partial" within a file name's 255). A
+ *   longer path or file name is refused (MPIDHT_ERR_FILE_IO) before MPI
+ *   sees it. With MPICH, a path holding a ':' is refused too: its MPI-IO
+ *   takes what comes before it for the name of a file system.
  * Guarantees: the file is written as "<path>.partial", synced, and only
  *   then renamed to path, so a crash or kill at any moment leaves either
  *   the previous file at path or the complete new one. On an error the

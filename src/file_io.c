@@ -87,11 +87,14 @@ mpidht_status_t mpidht_file_write_at(const mpidht_t *t, MPI_File fh, const char 
 #define FILE_NAME_MAX 255
 
 /* The limits on the name MPI-IO opens on t's communicator
- * (mpidht_file_check_name), in bytes without the NUL: of the whole name,
- * and of its last part; SIZE_MAX where no limit is known. */
+ * (mpidht_file_check_name), in bytes without the NUL: of the whole name
+ * (SIZE_MAX where no limit is known), and of its last part (at most what
+ * a file name may have; MPICH failed "<path>.partial" over it with an
+ * error of its MPI-IO that named no reason). */
 static void name_limits(const mpidht_t *t, size_t *whole, size_t *last)
 {
-    *whole = *last = SIZE_MAX;
+    *whole = SIZE_MAX;
+    *last = FILE_NAME_MAX;
     if (!mpidht_runs_open_mpi(t))
         return;
     size_t digits = 1; /* of the highest rank */
@@ -116,6 +119,14 @@ mpidht_status_t mpidht_file_check_name(const mpidht_t *t, const char *doing,
                           "e.g. a relative one, works",
                           doing, path, mpidht_strerror(MPIDHT_ERR_FILE_IO),
                           opened + strlen(path), length, whole);
+        return MPIDHT_ERR_FILE_IO;
+    }
+    if (name > last && last == FILE_NAME_MAX) {
+        mpidht_set_detail(t,
+                          "%s '%s': %s: MPI-IO opens '<path>%s', whose last part is %zu bytes, "
+                          "over the %d a file name may have; a shorter file name works",
+                          doing, path, mpidht_strerror(MPIDHT_ERR_FILE_IO),
+                          opened + strlen(path), name, FILE_NAME_MAX);
         return MPIDHT_ERR_FILE_IO;
     }
     if (name > last) {
