@@ -134,6 +134,13 @@ def test_an_amount_all_but_vanished_is_judged_against_its_largest() -> None:
     run[2][3, ca] = 1e-11 * 1.2e-4
     assert comparison.exceeded() == [] and compare(run, ref).exceeded()[0].startswith(
         "worst cell 1.00e-02 (Ca, iteration 2) exceeds 0.001")
+    # The cell bound of 1e-3 there is 1e-12 of the largest value: just
+    # above it fails, just below it passes.
+    run[2][3, ca] = 1.01e-12 * 1.2e-4
+    assert compare(run, ref).exceeded(rms_bound=None)
+    run[2][3, ca] = 0.99e-12 * 1.2e-4
+    assert not compare(run, ref).exceeded(rms_bound=None)
+    run[2][3, ca] = 1e-11 * 1.2e-4
     # Zero throughout the reference: no largest value, so TRACE decides.
     for field in (*ref.values(), *run.values()):
         field[:, ca] = 0.0

@@ -278,6 +278,28 @@ static void dump_nowhere(mpidht_t *table)
     CHECK(access(nowhere, F_OK) != 0 && access(partial, F_OK) != 0);
 }
 
+/* A path holding a ':': MPICH's MPI-IO takes what comes before it for
+ * the name of a file system and fails the open (the header says so);
+ * Open MPI's writes the file. Either way nothing is left half done. */
+static void dump_with_a_colon(mpidht_t *table)
+{
+    char path[64];
+    snprintf(path, sizeof path, "colon:%d.mpidht", test_size());
+    TEST_CONTEXT("dumping to '%s'", path);
+    mpidht_status_t st = mpidht_dump(table, path);
+    if (test_open_mpi_before_5()) {
+        CHECK_OK(st);
+    } else {
+        CHECK_STATUS(st, MPIDHT_ERR_FILE_IO);
+        CHECK(strstr(mpidht_error_detail(table), path) != NULL);
+        CHECK(access(path, F_OK) != 0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (test_rank() == 0)
+        unlink(path);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* Whether name is a FIFO (not followed through a link). */
 static bool is_fifo(const char *name)
 {
@@ -449,6 +471,7 @@ int main(int argc, char **argv)
     unreadable_files(table);
     rejected_arguments(table);
     dump_nowhere(table);
+    dump_with_a_colon(table);
     dump_over_others(table);
     dump_without_room(table);
     CHECK_OK(mpidht_free(&table));
