@@ -772,6 +772,7 @@ def main() -> None:
     mpis = ["## MPICH and Open MPI", "", *mpi_section(mpi_rows), ""] if mpi_rows else []
     if batch_rows:
         plot_batches(batch_rows, args.out_dir, args.cores)
+    servers_over = servers_oversubscribed(rows, args.cores)
     text = ["# Benchmark results", "",
             "Written by `bash bench/run-suite.sh`; the plots are `throughput.png`, "
             "`latency.png`, `comparison.png`" + (" and `batch.png`" if batch_rows else "")
@@ -780,10 +781,9 @@ def main() -> None:
             *([f"- Oversubscribed: the runs at more than {args.cores} ranks share the "
                f"{args.cores} cores (marked in the figures); they show the scheduler as much as "
                "the library."] if top > args.cores else []),
-            *([f"- The server runs (Redis, memcached) at "
-               f"{', '.join(map(str, servers_oversubscribed(rows, args.cores)))} ranks are "
-               f"oversubscribed too: the server is a process of its own beside the ranks."]
-              if servers_oversubscribed(rows, args.cores) else []),
+            *([f"- The server runs (Redis, memcached) at {', '.join(map(str, servers_over))} "
+               "ranks are oversubscribed too: the server is a process of its own beside the "
+               "ranks."] if servers_over else []),
             "", "## Targets", "",
             *targets(runs, batch_rows, mpi_runs, persist_rows), "", *batches, *persist,
             *mpis, "## All rows", "",

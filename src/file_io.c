@@ -121,7 +121,7 @@ mpidht_status_t mpidht_file_check_name(const mpidht_t *t, const char *doing,
                           opened + strlen(path), length, whole);
         return MPIDHT_ERR_FILE_IO;
     }
-    if (name > last && last == FILE_NAME_MAX) {
+    if (name > last && !mpidht_runs_open_mpi(t)) {
         mpidht_set_detail(t,
                           "%s '%s': %s: MPI-IO opens '<path>%s', whose last part is %zu bytes, "
                           "over the %d a file name may have; a shorter file name works",

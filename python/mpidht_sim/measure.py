@@ -331,12 +331,9 @@ class Comparison:
         the fields compared or the run's others: its variable, iteration
         and the cells that hold one there in the run and in the reference
         (0 where not compared); None if none."""
-        found = None
-        for it, t in sorted(self.by_iteration.items()):
-            found = next(((name, it, run, ref) for name, (run, ref)
-                          in zip(t.variables, t.not_finite) if run or ref), None)
-            if found is not None:
-                break
+        found = next(((name, it, run, ref) for it, t in sorted(self.by_iteration.items())
+                      for name, (run, ref) in zip(t.variables, t.not_finite) if run or ref),
+                     None)
         elsewhere = self.not_finite_elsewhere
         if elsewhere is not None and (found is None or elsewhere[0] < found[1]):
             return elsewhere[1], elsewhere[0], elsewhere[2], 0
